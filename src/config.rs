@@ -1,0 +1,238 @@
+//! Executor configuration: every setting, its default, its unit and what it does not cover.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::gate::Policy;
+use crate::protocol::PythonEnv;
+use crate::sandbox::SandboxMode;
+
+/// What `run` does when the queue is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backpressure {
+    /// Block the caller until a slot frees up (default).
+    Wait,
+    /// Return [`crate::Error::QueueFull`] at once.
+    Reject,
+}
+
+/// Validated executor settings, built by [`ExecutorBuilder`].
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub(crate) workers: usize,
+    pub(crate) timeout: Duration,
+    pub(crate) memory_bytes: u64,
+    pub(crate) queue_depth: usize,
+    pub(crate) backpressure: Backpressure,
+    pub(crate) max_jobs_per_worker: u64,
+    pub(crate) python: PythonEnv,
+    pub(crate) worker_program: Option<PathBuf>,
+    pub(crate) policy: Policy,
+    pub(crate) sandbox: SandboxMode,
+    pub(crate) stdout_cap: usize,
+    pub(crate) max_artifacts: usize,
+    pub(crate) max_artifact_bytes: u64,
+    pub(crate) work_dir: Option<PathBuf>,
+    pub(crate) preload_pandas: bool,
+    pub(crate) startup_timeout: Duration,
+}
+
+/// Builds an [`Executor`](crate::Executor); `build()` starts and warms the pool.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// let exec = pyward::Executor::builder()
+///     .workers(2)
+///     .timeout(Duration::from_secs(5))
+///     .memory_limit_mib(1024)
+///     .build()?;
+/// # Ok::<(), pyward::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ExecutorBuilder {
+    config: Config,
+}
+
+impl Default for ExecutorBuilder {
+    fn default() -> Self {
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+        ExecutorBuilder {
+            config: Config {
+                workers,
+                timeout: Duration::from_secs(10),
+                memory_bytes: 2 << 30,
+                queue_depth: 64,
+                backpressure: Backpressure::Wait,
+                max_jobs_per_worker: 500,
+                python: PythonEnv::from_build(),
+                worker_program: None,
+                policy: Policy::figures(),
+                sandbox: SandboxMode::BestEffort,
+                stdout_cap: 64 * 1024,
+                max_artifacts: 16,
+                max_artifact_bytes: 64 << 20,
+                work_dir: None,
+                preload_pandas: true,
+                startup_timeout: Duration::from_secs(60),
+            },
+        }
+    }
+}
+
+impl ExecutorBuilder {
+    /// Number of worker processes. Default: the number of cores, at most 8.
+    pub fn workers(mut self, n: usize) -> Self {
+        self.config.workers = n;
+        self
+    }
+
+    /// Wall-clock deadline of one job, measured from dispatch to the worker. Default: 10 s.
+    /// On expiry the worker is killed (SIGKILL) and replaced; the job gets `Timeout`.
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.config.timeout = t;
+        self
+    }
+
+    /// Memory ceiling of one worker, in bytes (resident set, polled by the watchdog, and
+    /// the address-space rlimit derived from it). Default: 2 GiB. It includes the ~150 MiB
+    /// the warm interpreter itself holds.
+    pub fn memory_limit(mut self, bytes: u64) -> Self {
+        self.config.memory_bytes = bytes;
+        self
+    }
+
+    /// [`memory_limit`](Self::memory_limit) in MiB.
+    pub fn memory_limit_mib(self, mib: u64) -> Self {
+        self.memory_limit(mib << 20)
+    }
+
+    /// Jobs that may wait for a worker. Default: 64. Memory held by waiting jobs is
+    /// bounded by this times the size of their inputs.
+    pub fn queue_depth(mut self, n: usize) -> Self {
+        self.config.queue_depth = n;
+        self
+    }
+
+    /// What `run` does when the queue is full. Default: [`Backpressure::Wait`].
+    pub fn backpressure(mut self, b: Backpressure) -> Self {
+        self.config.backpressure = b;
+        self
+    }
+
+    /// Jobs a worker runs before it is replaced. Default: 500. Bounds what slow leaks in
+    /// libraries can accumulate; it is not a security boundary.
+    pub fn max_jobs_per_worker(mut self, n: u64) -> Self {
+        self.config.max_jobs_per_worker = n;
+        self
+    }
+
+    /// Where workers find Python. Default: the interpreter `build.rs` found.
+    pub fn python_env(mut self, env: PythonEnv) -> Self {
+        self.config.python = env;
+        self
+    }
+
+    /// Path of the `pyward-worker` program. Default: `PYWARD_WORKER`, else next to the
+    /// current executable (or its parent directory, for test and bench binaries).
+    pub fn worker_program(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config.worker_program = Some(path.into());
+        self
+    }
+
+    /// The gate's policy. Default: [`Policy::figures`].
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.config.policy = policy;
+        self
+    }
+
+    /// How strictly workers must be confined by the kernel. Default: `BestEffort`
+    /// (apply what the kernel supports; `Outcome::worker.sandbox` says what is active).
+    pub fn sandbox(mut self, mode: SandboxMode) -> Self {
+        self.config.sandbox = mode;
+        self
+    }
+
+    /// Bytes of a job's stdout kept. Default: 64 KiB; the rest is counted and dropped.
+    pub fn stdout_cap(mut self, bytes: usize) -> Self {
+        self.config.stdout_cap = bytes;
+        self
+    }
+
+    /// Largest number of files collected from a job's output. Default: 16.
+    pub fn max_artifacts(mut self, n: usize) -> Self {
+        self.config.max_artifacts = n;
+        self
+    }
+
+    /// Largest size of one artifact in bytes. Default: 64 MiB.
+    pub fn max_artifact_bytes(mut self, n: u64) -> Self {
+        self.config.max_artifact_bytes = n;
+        self
+    }
+
+    /// Directory under which the pool's private temporary tree is created.
+    /// Default: the system temporary directory. The tree is removed on drop.
+    pub fn work_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.config.work_dir = Some(dir.into());
+        self
+    }
+
+    /// Import pandas during warm-up. Default: on (about 0.3 s more warm-up per worker,
+    /// saved in the first pandas job each worker runs).
+    pub fn preload_pandas(mut self, on: bool) -> Self {
+        self.config.preload_pandas = on;
+        self
+    }
+
+    /// How long a worker may take to become ready. Default: 60 s.
+    pub fn startup_timeout(mut self, t: Duration) -> Self {
+        self.config.startup_timeout = t;
+        self
+    }
+
+    /// Validates the settings, starts every worker and waits until all are warm.
+    pub fn build(self) -> crate::Result<crate::Executor> {
+        let config = self.validated()?;
+        crate::Executor::start(config)
+    }
+
+    fn validated(self) -> crate::Result<Config> {
+        let c = self.config;
+        let bad = |m: &str| Err(crate::Error::Config(m.to_string()));
+        if c.workers == 0 || c.workers > 256 {
+            return bad("workers must be between 1 and 256");
+        }
+        if c.timeout.is_zero() {
+            return bad("timeout must be positive");
+        }
+        if c.memory_bytes < 256 << 20 {
+            return bad(
+                "memory limit must be at least 256 MiB (the warm interpreter alone needs ~150 MiB)",
+            );
+        }
+        if c.queue_depth == 0 {
+            return bad("queue depth must be at least 1");
+        }
+        if c.max_jobs_per_worker == 0 {
+            return bad("max_jobs_per_worker must be at least 1");
+        }
+        if c.python.paths.is_empty() {
+            return bad("python environment has no sys.path entries");
+        }
+        Ok(c)
+    }
+}
+
+impl PythonEnv {
+    /// The interpreter found by `build.rs` when this crate was compiled.
+    pub fn from_build() -> PythonEnv {
+        PythonEnv {
+            home: env!("PYWARD_BUILD_PYTHON_HOME").to_string(),
+            paths: env!("PYWARD_BUILD_PYTHON_PATHS")
+                .split(':')
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect(),
+        }
+    }
+}

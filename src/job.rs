@@ -1,0 +1,104 @@
+//! A unit of work: code, its input files and per-job limit overrides.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where a job's input files come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// Every regular file below a directory, with its relative path.
+    Dir(PathBuf),
+    /// One in-memory file.
+    Bytes {
+        /// Relative path inside `SRC`.
+        name: String,
+        /// Contents.
+        bytes: Vec<u8>,
+    },
+}
+
+/// One job for the executor.
+///
+/// ```
+/// let job = pyward::Job::new("plt.plot([1, 2, 3]); plt.savefig(OUT)")
+///     .src_bytes("data.csv", b"x,y\n1,2\n".to_vec());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub(crate) code: Vec<u8>,
+    pub(crate) sources: Vec<Source>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) memory_bytes: Option<u64>,
+    pub(crate) seed: Option<u64>,
+    pub(crate) out_name: String,
+    pub(crate) expected: Vec<String>,
+}
+
+impl Job {
+    /// A job running `code`: any bytes, so that non-UTF-8 source is reported as a typed
+    /// `BadInput` failure rather than refused by the type system at the caller.
+    pub fn new(code: impl Into<Vec<u8>>) -> Job {
+        Job {
+            code: code.into(),
+            sources: Vec::new(),
+            timeout: None,
+            memory_bytes: None,
+            seed: None,
+            out_name: "figure.png".to_string(),
+            expected: Vec::new(),
+        }
+    }
+
+    /// Adds every file below `dir` as an input (symlinks pointing outside are refused).
+    pub fn src_dir(mut self, dir: impl Into<PathBuf>) -> Job {
+        self.sources.push(Source::Dir(dir.into()));
+        self
+    }
+
+    /// Adds one in-memory input file at relative path `name`.
+    pub fn src_bytes(mut self, name: impl Into<String>, bytes: Vec<u8>) -> Job {
+        self.sources.push(Source::Bytes {
+            name: name.into(),
+            bytes,
+        });
+        self
+    }
+
+    /// Overrides the executor's per-job timeout.
+    pub fn timeout(mut self, t: Duration) -> Job {
+        self.timeout = Some(t);
+        self
+    }
+
+    /// Overrides the executor's memory ceiling for this job (bytes; it can only lower
+    /// the ceiling, since the worker's rlimit was set at start-up).
+    pub fn memory_limit(mut self, bytes: u64) -> Job {
+        self.memory_bytes = Some(bytes);
+        self
+    }
+
+    /// Fixes the seed of numpy's and `random`'s global generators (default: random,
+    /// reported in the outcome so a run can be replayed).
+    pub fn seed(mut self, seed: u64) -> Job {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// File name of `OUT`, the main artifact (default `figure.png`); its extension
+    /// decides the format the figure must have.
+    pub fn out_name(mut self, name: impl Into<String>) -> Job {
+        self.out_name = name.into();
+        self
+    }
+
+    /// Requires another artifact besides `OUT` (e.g. `table.csv`).
+    pub fn expect_artifact(mut self, name: impl Into<String>) -> Job {
+        self.expected.push(name.into());
+        self
+    }
+
+    /// The job's source code.
+    pub fn code(&self) -> &[u8] {
+        &self.code
+    }
+}

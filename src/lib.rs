@@ -1,0 +1,79 @@
+//! # pyward
+//!
+//! Run Python that a language model wrote — plotting and data code over numpy,
+//! matplotlib, scipy and pandas — from a Rust program, fast and confined. A backend
+//! hands pyward `{code, input files}` and gets figure bytes back in tens of
+//! milliseconds, or a typed failure whose [`feedback`](JobFailure::feedback) text a model
+//! can fix its code from.
+//!
+//! ## A tour of the types
+//!
+//! - [`Executor`] — a pool of pre-warmed worker processes, built by
+//!   [`Executor::builder`] ([`ExecutorBuilder`]); `Send + Sync`, share it by reference.
+//! - [`Job`] — code, input files (a directory or in-memory bytes), per-job limits.
+//! - [`Outcome`] — `result: Result<Vec<Artifact>, JobFailure>` plus stdout, timings,
+//!   the worker that ran it and the RNG seed it was given.
+//! - [`JobFailure`] — the job's own failure: `Rejected`, `BadInput`, `Timeout`,
+//!   `MemoryExceeded`, `WorkerCrashed`, `PythonError`, `InvalidOutput`.
+//! - [`Error`] — the executor's own failure: queue full, spawn, protocol, sandbox.
+//! - [`gate`] — the static policy engine every job passes first.
+//!
+//! ```no_run
+//! let exec = pyward::Executor::builder().workers(2).build()?;
+//! let job = pyward::Job::new("plt.plot([1, 3, 2]); plt.savefig(OUT)");
+//! let outcome = exec.run(job)?;
+//! match &outcome.result {
+//!     Ok(artifacts) => println!("{} bytes of PNG", artifacts[0].bytes.len()),
+//!     Err(failure) => println!("{}", failure.feedback()),
+//! }
+//! # Ok::<(), pyward::Error>(())
+//! ```
+//!
+//! ## The path of one job
+//!
+//! `run` checks the code with the [`gate`] on the caller's thread, puts it on a bounded
+//! queue, and a pool slot hands it to its warm worker: a separate process that embeds
+//! CPython (isolated configuration, numpy, matplotlib and scipy already imported, a
+//! figure already rendered) and runs the code in fresh globals with curated builtins and
+//! a guarded `__import__`. A watchdog kills the worker on timeout or when its resident
+//! set passes the ceiling; a dead worker is replaced. Artifacts come back over the pipe
+//! and are validated before the caller sees them.
+//!
+//! ## Threat model
+//!
+//! The code is hostile: its text came from a model that read untrusted data. Layers,
+//! each assuming the one before failed: the static gate; the curated runtime (builtins,
+//! guarded imports, read-only module proxies); the kernel (rlimits, Landlock, seccomp —
+//! see [`sandbox`]); the supervisor (a process boundary, watchdog, recycling); and
+//! validation of what comes out. The host never shares fate with the job: a crash,
+//! a hang or a memory bomb costs one worker process.
+//!
+//! ## Non-goals
+//!
+//! Arbitrary Python (only the allowlisted scientific stack), network access for jobs,
+//! long-running jobs (the deadline is seconds), and isolation from a kernel exploit
+//! (use a VM boundary for that).
+
+#![deny(missing_docs)]
+
+mod config;
+mod error;
+pub mod gate;
+mod job;
+mod outcome;
+pub mod protocol;
+pub mod sandbox;
+mod supervisor;
+pub mod validate;
+#[doc(hidden)]
+pub mod worker;
+mod workspace;
+
+pub use config::{Backpressure, ExecutorBuilder};
+pub use error::{Error, Result};
+pub use job::{Job, Source};
+pub use outcome::{
+    Artifact, JobFailure, Outcome, PythonError, Timings, WorkerInfo, STDERR_TAIL_CHARS,
+};
+pub use protocol::PythonEnv;
+pub use supervisor::{Executor, PoolWarmup};

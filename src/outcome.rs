@@ -1,0 +1,264 @@
+//! What a caller gets back for one job: artifacts, or a failure it can match on and a
+//! `feedback()` text a model can fix its code from.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::gate::{BadInput, Violation};
+use crate::sandbox::Enforcement;
+
+/// Longest stderr tail kept in a failure, in characters.
+pub const STDERR_TAIL_CHARS: usize = 1500;
+
+/// The result of one job: its artifacts or its failure, plus what it printed, how long
+/// each step took, which worker ran it and the seed it was given.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Outcome {
+    /// Artifacts on success, the job's own failure otherwise.
+    pub result: Result<Vec<Artifact>, JobFailure>,
+    /// What the job printed to stdout, capped (see `ExecutorBuilder::stdout_cap`).
+    pub stdout: String,
+    /// Bytes of stdout dropped past the cap.
+    pub stdout_dropped: u64,
+    /// Time spent in each step.
+    pub timings: Timings,
+    /// The worker that ran the job (`None` when it never reached one).
+    pub worker: Option<WorkerInfo>,
+    /// Seed given to numpy's and `random`'s global generators.
+    pub seed: u64,
+}
+
+impl Outcome {
+    /// `true` when the job produced valid artifacts.
+    pub fn is_success(&self) -> bool {
+        self.result.is_ok()
+    }
+
+    /// The artifacts, or an empty slice on failure.
+    pub fn artifacts(&self) -> &[Artifact] {
+        self.result.as_deref().unwrap_or(&[])
+    }
+
+    /// The artifact with this file name.
+    pub fn artifact(&self, name: &str) -> Option<&Artifact> {
+        self.artifacts().iter().find(|a| a.name == name)
+    }
+
+    /// The failure, if any.
+    pub fn failure(&self) -> Option<&JobFailure> {
+        self.result.as_ref().err()
+    }
+
+    /// Stable status word: `ok` or [`JobFailure::status`].
+    pub fn status(&self) -> &'static str {
+        self.failure().map_or("ok", JobFailure::status)
+    }
+
+    /// Text for a model: what went wrong and how to do it right (`None` on success).
+    pub fn feedback(&self) -> Option<String> {
+        self.failure().map(JobFailure::feedback)
+    }
+}
+
+/// One file the job produced.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Artifact {
+    /// File name inside the job's output directory.
+    pub name: String,
+    /// Media type derived from the checked content (`image/png`, ...).
+    pub media_type: String,
+    /// The file's bytes.
+    #[serde(skip)]
+    pub bytes: Vec<u8>,
+}
+
+/// Which worker ran a job.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WorkerInfo {
+    /// Pool slot, `0..workers`.
+    pub slot: usize,
+    /// Operating-system process id.
+    pub pid: u32,
+    /// How many jobs this process had run before this one.
+    pub jobs_before: u64,
+    /// What the kernel enforces in this worker.
+    pub sandbox: Enforcement,
+}
+
+/// Time spent in each step of one job.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Timings {
+    /// From `run` being called to a worker taking the job.
+    pub queue: Duration,
+    /// Static gate.
+    pub gate: Duration,
+    /// Staging inputs into the worker's `src/`.
+    pub stage: Duration,
+    /// Executing the code, as measured inside the worker.
+    pub exec: Duration,
+    /// Validating the artifacts.
+    pub validate: Duration,
+    /// From `run` being called to the outcome.
+    pub total: Duration,
+}
+
+/// A job's own failure. Every variant has a [`feedback`](JobFailure::feedback) text.
+#[derive(thiserror::Error, Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum JobFailure {
+    /// The static gate refused the code; nothing ran.
+    #[error("rejected by the gate ({} violation(s))", violations.len())]
+    Rejected {
+        /// Every violation found.
+        violations: Vec<Violation>,
+        /// The gate's teaching text for a model.
+        teaching: String,
+    },
+    /// The source could not be analysed at all (not UTF-8, NUL byte, too large, too deep).
+    #[error("bad input: {0}")]
+    BadInput(BadInput),
+    /// The job ran past its wall-clock deadline and its worker was killed.
+    #[error("timed out after {limit:?}")]
+    Timeout {
+        /// The deadline that was exceeded.
+        limit: Duration,
+    },
+    /// The job used more memory than allowed.
+    #[error("memory limit of {limit_bytes} bytes exceeded")]
+    MemoryExceeded {
+        /// The ceiling that was exceeded.
+        limit_bytes: u64,
+    },
+    /// The worker process died (segfault, abort) while running the job.
+    #[error("worker crashed ({cause})")]
+    WorkerCrashed {
+        /// How it ended, e.g. `signal 11 (SIGSEGV)`.
+        cause: String,
+        /// The tail of its stderr.
+        stderr_tail: String,
+    },
+    /// The code raised an exception.
+    #[error("{}: {}", .0.type_name, .0.message)]
+    PythonError(PythonError),
+    /// The code ran but its output is missing or not what it claims to be.
+    #[error("invalid output: {check}: {detail}")]
+    InvalidOutput {
+        /// Which check failed (stable id, e.g. `missing`, `not-png`).
+        check: String,
+        /// What exactly was wrong.
+        detail: String,
+    },
+}
+
+/// A Python exception raised by job code, reduced to what a model needs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PythonError {
+    /// Exception type, e.g. `KeyError`.
+    pub type_name: String,
+    /// `str(exception)`, truncated.
+    pub message: String,
+    /// Line in the job's code.
+    pub line: Option<u32>,
+    /// Traceback limited to the job's own frames.
+    pub traceback: String,
+    /// Tail of stderr, at most [`STDERR_TAIL_CHARS`] characters.
+    pub stderr_tail: String,
+}
+
+const HOW_TO: &str = "How to write a job: inputs are read-only files; get a path with \
+srcpath('name.csv') (listdir() and walkfiles() list them), e.g. pd.read_csv(srcpath('data.csv')) \
+or loadmat(srcpath('scan.mat')). Save the figure with plt.savefig(OUT). np, plt, pd and loadmat \
+are already available.";
+
+impl JobFailure {
+    /// Stable status word, as used by the CLI's `--json` output.
+    pub fn status(&self) -> &'static str {
+        match self {
+            JobFailure::Rejected { .. } => "rejected",
+            JobFailure::BadInput(_) => "bad_input",
+            JobFailure::Timeout { .. } => "timeout",
+            JobFailure::MemoryExceeded { .. } => "memory_exceeded",
+            JobFailure::WorkerCrashed { .. } => "crashed",
+            JobFailure::PythonError(_) => "python_error",
+            JobFailure::InvalidOutput { .. } => "invalid_output",
+        }
+    }
+
+    /// A text written for a model: what went wrong in this code and how to do it right.
+    pub fn feedback(&self) -> String {
+        let mut s = String::new();
+        match self {
+            JobFailure::Rejected { teaching, .. } => s.push_str(teaching),
+            JobFailure::BadInput(b) => {
+                let _ = write!(s, "The source could not be analysed: {b}. Send plain UTF-8 Python text of reasonable size and nesting.");
+            }
+            JobFailure::Timeout { limit } => {
+                let _ = write!(s, "The code did not finish within {:.1} s and was stopped. Avoid unbounded loops, reduce data sizes or sample counts, and save the figure once at the end.", limit.as_secs_f64());
+            }
+            JobFailure::MemoryExceeded { limit_bytes } => {
+                let _ = write!(s, "The code needed more than {} MiB of memory and was stopped. Use smaller arrays (downsample, use float32, process in chunks).", limit_bytes >> 20);
+            }
+            JobFailure::WorkerCrashed { cause, .. } => {
+                let _ = write!(s, "The interpreter crashed ({cause}) while running the code. Avoid native tricks and extreme sizes; use ordinary numpy and matplotlib calls.");
+            }
+            JobFailure::PythonError(e) => {
+                let at = e.line.map(|l| format!(" at line {l}")).unwrap_or_default();
+                let _ = write!(s, "The code raised {}{at}: {}", e.type_name, e.message);
+                if !e.traceback.is_empty() {
+                    let _ = write!(
+                        s,
+                        "\nTraceback (your code only):\n{}",
+                        e.traceback.trim_end()
+                    );
+                }
+                if e.type_name == "ImportError" || e.type_name == "ModuleNotFoundError" {
+                    s.push_str("\nOnly the allowed modules can be imported.");
+                }
+                if e.type_name == "FileNotFoundError" {
+                    s.push_str(
+                        "\nInput files are listed by listdir(); open them through srcpath('name').",
+                    );
+                }
+            }
+            JobFailure::InvalidOutput { check, detail } => {
+                let _ = write!(s, "The code ran but its output is not valid ({check}): {detail}. Save exactly one figure with plt.savefig(OUT) after drawing it.");
+            }
+        }
+        if !matches!(self, JobFailure::Rejected { .. }) {
+            s.push('\n');
+            s.push_str(HOW_TO);
+        }
+        s
+    }
+}
+
+/// Keeps the last `max` characters of `text`, on a character boundary.
+pub(crate) fn tail_chars(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_string();
+    }
+    text.chars().skip(count - max).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_keeps_the_end_on_char_boundaries() {
+        assert_eq!(tail_chars("héllo wörld", 5), "wörld");
+        assert_eq!(tail_chars("abc", 5), "abc");
+    }
+
+    #[test]
+    fn every_failure_teaches_how_to_save() {
+        let f = JobFailure::Timeout {
+            limit: Duration::from_secs(2),
+        };
+        assert!(f.feedback().contains("plt.savefig(OUT)"));
+        assert_eq!(f.status(), "timeout");
+    }
+}

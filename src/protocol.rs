@@ -1,0 +1,277 @@
+//! The supervisor <-> worker wire protocol: versioned, length-prefixed frames of plain data.
+//!
+//! Every frame is a little-endian `u32` length followed by that many bytes. A message is
+//! one JSON frame; artifact bytes follow a [`WorkerMsg::Done`] as raw frames, one per
+//! artifact, in the order the message lists them, so figures never pass through JSON.
+//! A reader checks a frame's length against [`MAX_FRAME`] *before* allocating for it, and
+//! messages only ever decode into the plain data types below: nothing here can be made to
+//! execute or construct code (no pickle, no trait objects).
+
+use std::io::{self, Read, Write};
+
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+use crate::gate::RuntimeRules;
+use crate::sandbox::{Enforcement, SandboxSpec};
+
+/// Bumped whenever a message changes shape; a worker of another version is refused.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Largest frame either side accepts (a message or one artifact), in bytes.
+pub const MAX_FRAME: usize = 256 * 1024 * 1024;
+
+/// Where the worker's embedded interpreter finds its standard library and packages.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct PythonEnv {
+    /// `sys.base_prefix` of the interpreter the worker was linked against.
+    pub home: String,
+    /// The complete `sys.path`: stdlib, lib-dynload, the virtualenv's site-packages.
+    pub paths: Vec<String>,
+}
+
+/// The worker's fixed directories; Landlock rules can only narrow, so they never change.
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub struct WorkerDirs {
+    /// Read-only inputs of the current job (`SRC`).
+    pub src: String,
+    /// Where the job writes its artifacts (`OUT` lives here).
+    pub out: String,
+    /// The job's working directory and scratch space.
+    pub tmp: String,
+}
+
+/// Messages from the supervisor to a worker.
+#[derive(Serialize, Deserialize, Debug)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HostMsg {
+    /// First message: everything the worker needs to initialise and warm up.
+    Init(Box<InitMsg>),
+    /// Execute one job; its inputs are already staged in `src/`.
+    Run(RunMsg),
+    /// Finish the current loop iteration and exit.
+    Shutdown,
+}
+
+/// Contents of [`HostMsg::Init`].
+#[derive(Serialize, Deserialize, Debug)]
+pub struct InitMsg {
+    /// Must equal [`PROTOCOL_VERSION`].
+    pub version: u32,
+    /// Interpreter configuration.
+    pub python: PythonEnv,
+    /// Import allowlist and builtins the worker enforces at run time.
+    pub rules: RuntimeRules,
+    /// The worker's directories.
+    pub dirs: WorkerDirs,
+    /// Kernel confinement to apply after warm-up.
+    pub sandbox: SandboxSpec,
+    /// Preload pandas during warm-up (costs warm-up time, saves it in the first job).
+    pub preload_pandas: bool,
+}
+
+/// Contents of [`HostMsg::Run`].
+#[derive(Serialize, Deserialize, Debug)]
+pub struct RunMsg {
+    /// Echoed in the answer; the supervisor refuses an answer for another job.
+    pub job_id: u64,
+    /// Gate-approved source.
+    pub code: String,
+    /// Seed for numpy's and `random`'s global generators.
+    pub seed: u64,
+    /// File name of `OUT` inside `out/`.
+    pub out_name: String,
+    /// Bytes of stdout kept; the rest is counted and dropped.
+    pub stdout_cap: usize,
+    /// Largest number of files collected from `out/`.
+    pub max_artifacts: usize,
+    /// Largest size of one artifact, in bytes.
+    pub max_artifact_bytes: u64,
+}
+
+/// Messages from a worker to the supervisor.
+#[derive(Serialize, Deserialize, Debug)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkerMsg {
+    /// Warm-up finished; the worker waits for jobs.
+    Ready(ReadyMsg),
+    /// Warm-up failed (a package is missing, the sandbox could not be installed, ...).
+    InitFailed {
+        /// Which step failed.
+        stage: InitStage,
+        /// What went wrong, for a person.
+        message: String,
+    },
+    /// A job finished; `artifacts.len()` raw frames follow.
+    Done(Box<DoneMsg>),
+}
+
+/// The step of worker start-up that failed.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum InitStage {
+    /// The init message was malformed or of another protocol version.
+    Protocol,
+    /// The interpreter did not initialise.
+    Interpreter,
+    /// A required package failed to import.
+    Import,
+    /// The warm-up figure failed.
+    Warmup,
+    /// The kernel sandbox could not be installed as required.
+    Sandbox,
+}
+
+/// Contents of [`WorkerMsg::Ready`].
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct ReadyMsg {
+    /// Must equal [`PROTOCOL_VERSION`].
+    pub version: u32,
+    /// Time from process start to ready, in milliseconds.
+    pub warmup_ms: f64,
+    /// Versions of the interpreter and the preloaded packages.
+    pub versions: Versions,
+    /// What the kernel really enforces in this worker.
+    pub sandbox: Enforcement,
+}
+
+/// Versions reported by a worker.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+pub struct Versions {
+    /// `sys.version` (first word).
+    pub python: String,
+    /// `numpy.__version__`.
+    pub numpy: String,
+    /// `matplotlib.__version__`.
+    pub matplotlib: String,
+}
+
+/// Contents of [`WorkerMsg::Done`].
+#[derive(Serialize, Deserialize, Debug)]
+pub struct DoneMsg {
+    /// The job this answers.
+    pub job_id: u64,
+    /// Time spent executing the job's code, in milliseconds.
+    pub exec_ms: f64,
+    /// Captured stdout, at most `stdout_cap` bytes.
+    pub stdout: String,
+    /// Bytes of stdout dropped past the cap.
+    pub stdout_dropped: u64,
+    /// Python-level stderr (warnings), capped.
+    pub stderr: String,
+    /// `None` when the code ran to the end.
+    pub error: Option<PyErrorInfo>,
+    /// Artifacts found in `out/`; their bytes follow as raw frames.
+    pub artifacts: Vec<ArtifactMeta>,
+    /// Files in `out/` that were not collected (over the count or size caps).
+    pub artifacts_refused: Vec<String>,
+}
+
+/// An exception raised by job code, reduced to what a model needs to fix it.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct PyErrorInfo {
+    /// Exception type name, e.g. `KeyError`.
+    pub type_name: String,
+    /// `str(exception)`, truncated.
+    pub message: String,
+    /// Line in the job's code where it was raised (innermost user frame).
+    pub line: Option<u32>,
+    /// Traceback limited to frames of the job's own code.
+    pub traceback: String,
+}
+
+/// Name and size of one artifact whose bytes follow as a raw frame.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct ArtifactMeta {
+    /// File name inside `out/`.
+    pub name: String,
+    /// Exact size of the raw frame that carries it.
+    pub len: u64,
+}
+
+/// Writes one frame.
+pub fn write_frame(w: &mut impl Write, payload: &[u8]) -> io::Result<()> {
+    let len = u32::try_from(payload.len())
+        .ok()
+        .filter(|&l| l as usize <= MAX_FRAME)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "frame too large"))?;
+    w.write_all(&len.to_le_bytes())?;
+    w.write_all(payload)?;
+    Ok(())
+}
+
+/// Reads one frame, refusing lengths over `max` before allocating.
+/// `Ok(None)` is a clean end of stream at a frame boundary.
+pub fn read_frame(r: &mut impl Read, max: usize) -> io::Result<Option<Vec<u8>>> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("frame of {len} bytes exceeds the limit of {max}"),
+        ));
+    }
+    let mut buf = vec![0u8; len];
+    r.read_exact(&mut buf)?;
+    Ok(Some(buf))
+}
+
+/// Serialises a message into one frame.
+pub fn send<T: Serialize>(w: &mut impl Write, msg: &T) -> io::Result<()> {
+    let bytes = serde_json::to_vec(msg).map_err(io::Error::other)?;
+    write_frame(w, &bytes)?;
+    w.flush()
+}
+
+/// Decodes a message frame.
+pub fn decode<T: DeserializeOwned>(frame: &[u8]) -> io::Result<T> {
+    serde_json::from_slice(frame).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// Reads and decodes one message; `Ok(None)` at a clean end of stream.
+pub fn recv<T: DeserializeOwned>(r: &mut impl Read) -> io::Result<Option<T>> {
+    match read_frame(r, MAX_FRAME)? {
+        Some(frame) => decode(&frame).map(Some),
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_round_trip() {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, b"hello").unwrap();
+        let got = read_frame(&mut buf.as_slice(), 16).unwrap().unwrap();
+        assert_eq!(got, b"hello");
+    }
+
+    #[test]
+    fn oversized_length_is_refused_before_allocation() {
+        let mut buf = Vec::new();
+        buf.extend_from_slice(&u32::MAX.to_le_bytes());
+        let err = read_frame(&mut buf.as_slice(), MAX_FRAME).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+    }
+
+    #[test]
+    fn truncated_frame_is_an_error_not_a_clean_end() {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, b"hello").unwrap();
+        buf.truncate(6);
+        assert!(read_frame(&mut buf.as_slice(), 16).is_err());
+        assert!(read_frame(&mut [].as_slice(), 16).unwrap().is_none());
+    }
+
+    #[test]
+    fn unknown_message_kind_is_invalid_data() {
+        let err = decode::<HostMsg>(br#"{"kind":"exec_pickle","x":1}"#).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+    }
+}

@@ -1,0 +1,227 @@
+//! The supervisor: owns the pool of warm workers, the bounded job queue, and the path
+//! of a job from `run` to its outcome.
+
+mod process;
+mod slot;
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Sender, TrySendError};
+
+use crate::config::{Backpressure, Config, ExecutorBuilder};
+use crate::error::{Error, Result};
+use crate::gate;
+use crate::job::Job;
+use crate::outcome::{JobFailure, Outcome, Timings};
+use crate::workspace::SlotDirs;
+use slot::{Queued, Slot};
+
+/// A pool of warm, sandboxed Python workers. `Send + Sync`: share it by `&` or `Arc`.
+///
+/// Dropping it stops every worker and removes its temporary tree.
+pub struct Executor {
+    config: Arc<Config>,
+    queue: Option<Sender<Queued>>,
+    slots: Vec<JoinHandle<()>>,
+    next_job: AtomicU64,
+    seeds: RandomState,
+    warmup: PoolWarmup,
+    // Declared last: removed after the slots have stopped their workers.
+    root: tempfile::TempDir,
+}
+
+/// How long the pool took to become ready.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolWarmup {
+    /// Wall time of `build()`, all workers warming in parallel.
+    pub total: Duration,
+    /// Each worker's own warm-up (process start to ready), by slot.
+    pub per_worker_ms: Vec<f64>,
+}
+
+impl Executor {
+    /// A builder with every default (see [`ExecutorBuilder`]).
+    pub fn builder() -> ExecutorBuilder {
+        ExecutorBuilder::default()
+    }
+
+    pub(crate) fn start(config: Config) -> Result<Executor> {
+        let started = Instant::now();
+        let program = process::locate_worker(&config)?;
+        let mut tmp = tempfile::Builder::new();
+        tmp.prefix("pyward-");
+        let root = match &config.work_dir {
+            Some(dir) => tmp.tempdir_in(dir),
+            None => tmp.tempdir(),
+        }
+        .map_err(Error::io("creating the pool's temporary directory"))?;
+        let mpl_config = slot::mpl_config_dir(root.path());
+        std::fs::create_dir_all(&mpl_config).map_err(Error::io("creating MPLCONFIGDIR"))?;
+
+        let config = Arc::new(config);
+        let (queue_tx, queue_rx) = crossbeam_channel::bounded(config.queue_depth);
+        let (ready_tx, ready_rx) = crossbeam_channel::unbounded();
+        let mut slots = Vec::with_capacity(config.workers);
+        for index in 0..config.workers {
+            let dirs = SlotDirs::create(root.path(), index)
+                .map_err(Error::io("creating worker directories"))?;
+            let slot = Slot {
+                index,
+                config: Arc::clone(&config),
+                program: program.clone(),
+                dirs,
+                mpl_config: mpl_config.clone(),
+                queue: queue_rx.clone(),
+            };
+            let ready = ready_tx.clone();
+            let handle = std::thread::Builder::new()
+                .name(format!("pyward-slot-{index}"))
+                .spawn(move || slot.run(ready))
+                .map_err(Error::Spawn)?;
+            slots.push(handle);
+        }
+        drop(ready_tx);
+        drop(queue_rx);
+
+        let mut executor = Executor {
+            config,
+            queue: Some(queue_tx),
+            slots,
+            next_job: AtomicU64::new(1),
+            seeds: RandomState::new(),
+            warmup: PoolWarmup {
+                total: Duration::ZERO,
+                per_worker_ms: Vec::new(),
+            },
+            root,
+        };
+        let mut per_worker = vec![0.0; executor.config.workers];
+        for _ in 0..executor.config.workers {
+            match ready_rx.recv() {
+                Ok(Ok((slot, ms))) => per_worker[slot] = ms,
+                // Dropping `executor` stops the workers that did start.
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Err(Error::Protocol("a pool slot ended during start-up".into())),
+            }
+        }
+        executor.warmup = PoolWarmup {
+            total: started.elapsed(),
+            per_worker_ms: per_worker,
+        };
+        Ok(executor)
+    }
+
+    /// How long the pool took to warm up.
+    pub fn warmup(&self) -> &PoolWarmup {
+        &self.warmup
+    }
+
+    /// Number of worker slots.
+    pub fn workers(&self) -> usize {
+        self.config.workers
+    }
+
+    /// The gate policy jobs are checked against.
+    pub fn policy(&self) -> &gate::Policy {
+        &self.config.policy
+    }
+
+    /// Runs one job: gate, queue, a warm worker under the watchdog, validation.
+    ///
+    /// The job's own failures are in `Ok(outcome)`; `Err` means the executor could not
+    /// do its work (queue full under [`Backpressure::Reject`], invalid inputs, a worker
+    /// that could not be spawned, a protocol violation, shutdown).
+    pub fn run(&self, job: Job) -> Result<Outcome> {
+        let submitted = Instant::now();
+        let job_id = self.next_job.fetch_add(1, Ordering::Relaxed);
+        let seed = job
+            .seed
+            .unwrap_or_else(|| self.seeds.hash_one(job_id) & 0xffff_ffff);
+        let policy = &self.config.policy;
+        let refused = |failure: JobFailure| {
+            let gate = submitted.elapsed();
+            Ok(Outcome {
+                result: Err(failure),
+                stdout: String::new(),
+                stdout_dropped: 0,
+                timings: Timings {
+                    gate,
+                    total: gate,
+                    ..Timings::default()
+                },
+                worker: None,
+                seed,
+            })
+        };
+        let code = match gate::check_bytes(&job.code, policy) {
+            Err(bad) => return refused(JobFailure::BadInput(bad)),
+            Ok(verdict) if !verdict.is_allowed() => {
+                let teaching = verdict.teaching_text(policy);
+                return refused(JobFailure::Rejected {
+                    violations: verdict.violations,
+                    teaching,
+                });
+            }
+            Ok(_) => {
+                let text = String::from_utf8(job.code).expect("the gate accepted only UTF-8");
+                // CPython accepts a BOM in bytes but not in a str passed to compile().
+                match text.strip_prefix('\u{feff}') {
+                    Some(rest) => rest.to_string(),
+                    None => text,
+                }
+            }
+        };
+        let gate_time = submitted.elapsed();
+
+        let mut required = vec![job.out_name.clone()];
+        required.extend(job.expected);
+        let memory_bytes = job.memory_bytes.map_or(self.config.memory_bytes, |m| {
+            m.min(self.config.memory_bytes)
+        });
+        let (reply, outcome) = crossbeam_channel::bounded(1);
+        let queued = Queued {
+            job_id,
+            code,
+            sources: job.sources,
+            timeout: job.timeout.unwrap_or(self.config.timeout),
+            memory_bytes,
+            seed,
+            out_name: job.out_name,
+            required,
+            submitted,
+            gate_time,
+            reply,
+        };
+        let queue = self.queue.as_ref().ok_or(Error::Shutdown)?;
+        match self.config.backpressure {
+            Backpressure::Wait => queue.send(queued).map_err(|_| Error::Shutdown)?,
+            Backpressure::Reject => queue.try_send(queued).map_err(|e| match e {
+                TrySendError::Full(_) => Error::QueueFull {
+                    depth: self.config.queue_depth,
+                },
+                TrySendError::Disconnected(_) => Error::Shutdown,
+            })?,
+        }
+        outcome.recv().map_err(|_| Error::Shutdown)?
+    }
+
+    /// The pool's private temporary directory (removed on drop).
+    pub fn work_root(&self) -> &std::path::Path {
+        self.root.path()
+    }
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        // Closing the queue ends each slot's loop; each slot then stops its worker.
+        self.queue.take();
+        for slot in self.slots.drain(..) {
+            let _ = slot.join();
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! One worker process as the supervisor sees it: spawn with an environment built from
+//! nothing, the protocol pipes, a drained stderr, and a kill that takes the whole
+//! process group.
+
+use std::io::{BufWriter, Read};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use parking_lot::Mutex;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::protocol::{self, HostMsg, InitMsg, ReadyMsg, WorkerMsg, PROTOCOL_VERSION};
+use crate::sandbox::{Rlimits, SandboxSpec};
+use crate::workspace::SlotDirs;
+
+/// Bytes of a worker's stderr kept (the newest).
+const STDERR_KEEP: usize = 8 * 1024;
+
+/// Environment variables passed through from the host when set: they are not secrets,
+/// and some machines need them for OpenBLAS to pick a working kernel.
+const PASS_THROUGH: &[&str] = &["OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"];
+
+/// A frame from the worker's protocol pipe, or why there are no more.
+pub(crate) type Frame = std::io::Result<Vec<u8>>;
+
+/// A live worker process.
+pub(crate) struct WorkerProcess {
+    child: Child,
+    stdin: BufWriter<ChildStdin>,
+    frames: Receiver<Frame>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    threads: Vec<JoinHandle<()>>,
+    /// The worker's ready report.
+    pub ready: ReadyMsg,
+    /// Jobs run so far.
+    pub jobs_run: u64,
+}
+
+/// Finds the `pyward-worker` program.
+pub(crate) fn locate_worker(config: &Config) -> Result<PathBuf> {
+    let mut tried = Vec::new();
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = &config.worker_program {
+        candidates.push(p.clone());
+    } else {
+        if let Some(p) = std::env::var_os("PYWARD_WORKER") {
+            candidates.push(PathBuf::from(p));
+        }
+        if let Ok(exe) = std::env::current_exe() {
+            if let Some(dir) = exe.parent() {
+                candidates.push(dir.join("pyward-worker"));
+                // Test and bench binaries live in target/<profile>/deps.
+                if let Some(up) = dir.parent() {
+                    candidates.push(up.join("pyward-worker"));
+                }
+            }
+        }
+    }
+    for c in candidates {
+        if c.is_file() {
+            return Ok(c);
+        }
+        tried.push(c);
+    }
+    Err(Error::WorkerNotFound { looked_in: tried })
+}
+
+impl WorkerProcess {
+    /// Spawns a worker for `dirs`, sends it its init message and waits until it is warm.
+    pub(crate) fn spawn(
+        program: &Path,
+        config: &Config,
+        dirs: &SlotDirs,
+        mpl_config: &Path,
+    ) -> Result<WorkerProcess> {
+        let mut cmd = Command::new(program);
+        cmd.env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &dirs.home)
+            .env("TMPDIR", &dirs.tmp)
+            .env("LANG", "C.UTF-8")
+            .env("MPLBACKEND", "Agg")
+            .env("MPLCONFIGDIR", mpl_config)
+            // One BLAS thread, set before numpy loads: keeps workers from competing for
+            // cores and keeps the process single-threaded for the sandbox and for fork.
+            .env("OPENBLAS_NUM_THREADS", "1")
+            .env("OMP_NUM_THREADS", "1")
+            .env("MKL_NUM_THREADS", "1")
+            .env("NUMEXPR_NUM_THREADS", "1")
+            .current_dir(&dirs.tmp)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        for name in PASS_THROUGH {
+            if let Some(v) = std::env::var_os(name) {
+                cmd.env(name, v);
+            }
+        }
+        // SAFETY: the closure runs in the forked child before exec and only calls
+        // prctl(2), which is async-signal-safe. PR_SET_PDEATHSIG makes the kernel kill the
+        // worker if the supervisor thread that spawned it dies, so no worker outlives a
+        // crashed host.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(Error::Spawn)?;
+        let stdin = BufWriter::new(child.stdin.take().expect("stdin is piped"));
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr_pipe = child.stderr.take().expect("stderr is piped");
+
+        let (tx, frames) = crossbeam_channel::bounded::<Frame>(4);
+        let reader = std::thread::Builder::new()
+            .name("pyward-frames".into())
+            .spawn(move || {
+                let mut stdout = std::io::BufReader::new(stdout);
+                loop {
+                    let frame = match protocol::read_frame(&mut stdout, protocol::MAX_FRAME) {
+                        Ok(Some(f)) => Ok(f),
+                        Ok(None) => Err(std::io::ErrorKind::UnexpectedEof.into()),
+                        Err(e) => Err(e),
+                    };
+                    let end = frame.is_err();
+                    if tx.send(frame).is_err() || end {
+                        return;
+                    }
+                }
+            })
+            .map_err(Error::Spawn)?;
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&stderr);
+        let drain = std::thread::Builder::new()
+            .name("pyward-stderr".into())
+            .spawn(move || drain_tail(stderr_pipe, &sink))
+            .map_err(Error::Spawn)?;
+
+        let mut worker = WorkerProcess {
+            child,
+            stdin,
+            frames,
+            stderr,
+            threads: vec![reader, drain],
+            ready: ReadyMsg {
+                version: 0,
+                warmup_ms: 0.0,
+                versions: Default::default(),
+                sandbox: crate::sandbox::Enforcement {
+                    rlimits: false,
+                    landlock: crate::sandbox::LandlockStatus::NotEnforced,
+                    no_new_privs: false,
+                    seccomp: false,
+                },
+            },
+            jobs_run: 0,
+        };
+        let init = HostMsg::Init(Box::new(InitMsg {
+            version: PROTOCOL_VERSION,
+            python: config.python.clone(),
+            rules: config.policy.runtime_rules(),
+            dirs: dirs.for_worker(),
+            sandbox: sandbox_spec(config, dirs, mpl_config),
+            preload_pandas: config.preload_pandas,
+        }));
+        if let Err(e) = protocol::send(&mut worker.stdin, &init) {
+            return Err(worker.startup_failure(format!("sending init: {e}")));
+        }
+        match worker.recv_msg(Instant::now() + config.startup_timeout) {
+            Ok(WorkerMsg::Ready(ready)) if ready.version == PROTOCOL_VERSION => {
+                worker.ready = ready;
+                Ok(worker)
+            }
+            Ok(WorkerMsg::Ready(ready)) => Err(Error::Protocol(format!(
+                "worker speaks protocol {} (expected {PROTOCOL_VERSION})",
+                ready.version
+            ))),
+            Ok(WorkerMsg::InitFailed { stage, message }) => {
+                worker.kill();
+                Err(match stage {
+                    protocol::InitStage::Import => Error::PackageMissing(message),
+                    protocol::InitStage::Interpreter => Error::Python(message),
+                    protocol::InitStage::Sandbox => Error::Sandbox(message),
+                    protocol::InitStage::Protocol => Error::Protocol(message),
+                    protocol::InitStage::Warmup => Error::WorkerStartup {
+                        message,
+                        stderr_tail: worker.stderr_tail(),
+                    },
+                })
+            }
+            Ok(other) => Err(Error::Protocol(format!(
+                "unexpected message during start-up: {other:?}"
+            ))),
+            Err(RecvError::Timeout) => Err(worker.startup_failure("not ready in time".into())),
+            Err(RecvError::Closed(e)) => Err(worker.startup_failure(format!("exited ({e})"))),
+        }
+    }
+
+    fn startup_failure(&mut self, message: String) -> Error {
+        let status = self.kill();
+        Error::WorkerStartup {
+            message: format!("{message}; {}", describe_exit(status)),
+            stderr_tail: self.stderr_tail(),
+        }
+    }
+
+    /// The worker's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends a message to the worker.
+    pub(crate) fn send(&mut self, msg: &HostMsg) -> std::io::Result<()> {
+        protocol::send(&mut self.stdin, msg)
+    }
+
+    /// Waits for the next frame until `deadline`.
+    pub(crate) fn recv_frame(&self, deadline: Instant) -> std::result::Result<Vec<u8>, RecvError> {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.frames.recv_timeout(wait) {
+            Ok(Ok(frame)) => Ok(frame),
+            Ok(Err(e)) => Err(RecvError::Closed(e.to_string())),
+            Err(RecvTimeoutError::Timeout) => Err(RecvError::Timeout),
+            Err(RecvTimeoutError::Disconnected) => Err(RecvError::Closed("pipe closed".into())),
+        }
+    }
+
+    /// Waits for the next message until `deadline`.
+    pub(crate) fn recv_msg(&self, deadline: Instant) -> std::result::Result<WorkerMsg, RecvError> {
+        let frame = self.recv_frame(deadline)?;
+        protocol::decode(&frame).map_err(|e| RecvError::Closed(format!("malformed message: {e}")))
+    }
+
+    /// Resident set size, in bytes, read from `/proc/<pid>/statm`.
+    pub(crate) fn rss_bytes(&self) -> Option<u64> {
+        let statm = std::fs::read_to_string(format!("/proc/{}/statm", self.child.id())).ok()?;
+        let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+        Some(pages * page_size())
+    }
+
+    /// Clears the stderr tail (at the start of a job).
+    pub(crate) fn clear_stderr(&self) {
+        self.stderr.lock().clear();
+    }
+
+    /// The newest bytes the worker wrote to stderr, as text.
+    pub(crate) fn stderr_tail(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock()).into_owned()
+    }
+
+    /// Kills the worker's whole process group, reaps it and joins its reader threads.
+    pub(crate) fn kill(&mut self) -> Option<ExitStatus> {
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: kill(2) with a negative pid signals the process group the worker leads
+        // (it was spawned with process_group(0)); the group id is ours until we reap.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+        let status = self.child.wait().ok();
+        self.join_threads();
+        status
+    }
+
+    /// Waits up to `grace` for the worker to exit by itself, then kills it.
+    pub(crate) fn reap(&mut self, grace: Duration) -> Option<ExitStatus> {
+        let until = Instant::now() + grace;
+        while Instant::now() < until {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                // SAFETY: as in `kill`: anything left in the worker's group goes too.
+                unsafe {
+                    libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
+                }
+                self.join_threads();
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        self.kill()
+    }
+
+    /// Asks the worker to exit, then makes sure it did.
+    pub(crate) fn shutdown(mut self) {
+        let _ = self.send(&HostMsg::Shutdown);
+        self.reap(Duration::from_millis(500));
+    }
+
+    fn join_threads(&mut self) {
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() {
+            self.kill();
+        }
+    }
+}
+
+/// Why no message arrived.
+#[derive(Debug)]
+pub(crate) enum RecvError {
+    /// The deadline passed.
+    Timeout,
+    /// The worker closed its end (it exited or crashed), or sent garbage.
+    Closed(String),
+}
+
+/// "signal 11 (SIGSEGV)" or "exit code 3".
+pub(crate) fn describe_exit(status: Option<ExitStatus>) -> String {
+    match status {
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(sig)) => format!("signal {sig} ({})", signal_name(sig)),
+            _ => "unknown exit".into(),
+        },
+        None => "exit status unknown".into(),
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGSYS => "SIGSYS",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGTERM => "SIGTERM",
+        _ => "other",
+    }
+}
+
+fn drain_tail(mut pipe: impl Read, sink: &Mutex<Vec<u8>>) {
+    let mut buf = [0u8; 8192];
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let mut tail = sink.lock();
+                tail.extend_from_slice(&buf[..n]);
+                if tail.len() > STDERR_KEEP {
+                    let cut = tail.len() - STDERR_KEEP;
+                    tail.drain(..cut);
+                }
+            }
+        }
+    }
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf(2) has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).unwrap_or(4096)
+}
+
+/// The kernel confinement a worker applies to itself after warm-up.
+fn sandbox_spec(config: &Config, dirs: &SlotDirs, mpl_config: &Path) -> SandboxSpec {
+    let mut read_only: Vec<PathBuf> = vec![PathBuf::from(&config.python.home)];
+    read_only.extend(config.python.paths.iter().map(PathBuf::from));
+    read_only.push(dirs.src.clone());
+    read_only.push(mpl_config.to_path_buf());
+    SandboxSpec {
+        mode: config.sandbox,
+        read_only,
+        read_write: vec![dirs.out.clone(), dirs.tmp.clone(), dirs.home.clone()],
+        limits: Rlimits {
+            // The address space holds far more than the resident set (code, thread
+            // stacks, allocator arenas): the rlimit is a backstop above the RSS ceiling
+            // that the watchdog enforces precisely.
+            address_space: Some(config.memory_bytes.saturating_mul(2).max(4 << 30)),
+            file_size: Some(config.max_artifact_bytes),
+            open_files: Some(256),
+            processes: None,
+        },
+    }
+}

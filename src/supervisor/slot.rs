@@ -1,0 +1,295 @@
+//! One pool slot: a thread that owns one worker process at a time, takes jobs from the
+//! shared queue, runs each under the watchdog, and replaces the worker when it dies, is
+//! killed, or has run its quota of jobs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::outcome::{
+    tail_chars, Artifact, JobFailure, Outcome, PythonError, Timings, WorkerInfo, STDERR_TAIL_CHARS,
+};
+use crate::protocol::{self, HostMsg, RunMsg, WorkerMsg};
+use crate::supervisor::process::{describe_exit, RecvError, WorkerProcess};
+use crate::validate;
+use crate::workspace::{self, SlotDirs};
+
+/// How often the watchdog samples a busy worker's resident set.
+const WATCH_INTERVAL: Duration = Duration::from_millis(10);
+
+/// Extra time for a finished job's artifacts to arrive after its answer.
+const ARTIFACT_GRACE: Duration = Duration::from_secs(5);
+
+/// A job waiting in the queue, with the channel its outcome goes back on.
+pub(crate) struct Queued {
+    pub job_id: u64,
+    pub code: String,
+    pub sources: Vec<crate::job::Source>,
+    pub timeout: Duration,
+    pub memory_bytes: u64,
+    pub seed: u64,
+    pub out_name: String,
+    pub required: Vec<String>,
+    pub submitted: Instant,
+    pub gate_time: Duration,
+    /// One-shot: the outcome of exactly this job goes here and nowhere else.
+    pub reply: Sender<Result<Outcome>>,
+}
+
+/// Everything a slot thread needs.
+pub(crate) struct Slot {
+    pub index: usize,
+    pub config: Arc<Config>,
+    pub program: PathBuf,
+    pub dirs: SlotDirs,
+    pub mpl_config: PathBuf,
+    pub queue: Receiver<Queued>,
+}
+
+impl Slot {
+    /// Starts this slot's first worker and reports the result on `started`, then serves
+    /// the queue until it is closed.
+    pub(crate) fn run(self, started: Sender<Result<(usize, f64)>>) {
+        let mut worker = match self.spawn() {
+            Ok(w) => {
+                let _ = started.send(Ok((self.index, w.ready.warmup_ms)));
+                Some(w)
+            }
+            Err(e) => {
+                let _ = started.send(Err(e));
+                return;
+            }
+        };
+        drop(started);
+        while let Ok(job) = self.queue.recv() {
+            let reply = job.reply.clone();
+            let result = self.serve(&mut worker, job);
+            let _ = reply.send(result);
+            // Replace a lost or retired worker now, not when the next job is waiting.
+            let retire = worker
+                .as_ref()
+                .is_some_and(|w| w.jobs_run >= self.config.max_jobs_per_worker);
+            if retire {
+                if let Some(w) = worker.take() {
+                    w.shutdown();
+                }
+            }
+            if worker.is_none() {
+                worker = self.spawn().ok();
+            }
+        }
+        if let Some(w) = worker {
+            w.shutdown();
+        }
+    }
+
+    fn spawn(&self) -> Result<WorkerProcess> {
+        let _ = self.dirs.clear();
+        WorkerProcess::spawn(&self.program, &self.config, &self.dirs, &self.mpl_config)
+    }
+
+    /// Runs one job on this slot's worker (spawning one first if needed).
+    fn serve(&self, slot_worker: &mut Option<WorkerProcess>, job: Queued) -> Result<Outcome> {
+        let dispatched = Instant::now();
+        let mut timings = Timings {
+            queue: dispatched
+                .duration_since(job.submitted)
+                .saturating_sub(job.gate_time),
+            gate: job.gate_time,
+            ..Timings::default()
+        };
+        let worker = match slot_worker {
+            Some(w) => w,
+            None => slot_worker.insert(self.spawn()?),
+        };
+        let info = WorkerInfo {
+            slot: self.index,
+            pid: worker.pid(),
+            jobs_before: worker.jobs_run,
+            sandbox: worker.ready.sandbox.clone(),
+        };
+
+        let stage_start = Instant::now();
+        if let Err(e) = workspace::stage(&job.sources, &self.dirs.src) {
+            let _ = self.dirs.clear();
+            return Err(Error::InvalidJob(e.to_string()));
+        }
+        timings.stage = stage_start.elapsed();
+
+        worker.clear_stderr();
+        worker.jobs_run += 1;
+        let run = RunMsg {
+            job_id: job.job_id,
+            code: job.code,
+            seed: job.seed,
+            out_name: job.out_name.clone(),
+            stdout_cap: self.config.stdout_cap,
+            max_artifacts: self.config.max_artifacts,
+            max_artifact_bytes: self.config.max_artifact_bytes,
+        };
+        let exec_start = Instant::now();
+        let answer = match worker.send(&HostMsg::Run(run)) {
+            Ok(()) => watch(
+                worker,
+                job.job_id,
+                exec_start + job.timeout,
+                job.memory_bytes,
+            ),
+            Err(e) => Answer::Died(format!("worker stopped reading: {e}")),
+        };
+        let mut outcome = Outcome {
+            result: Ok(Vec::new()),
+            stdout: String::new(),
+            stdout_dropped: 0,
+            timings,
+            worker: Some(info),
+            seed: job.seed,
+        };
+        let lost = |w: &mut Option<WorkerProcess>| w.take().map(|mut w| w.kill());
+        outcome.result = match answer {
+            Answer::Done(done, artifacts) => {
+                let done = *done;
+                outcome.timings.exec = Duration::from_secs_f64(done.exec_ms.max(0.0) / 1000.0);
+                outcome.stdout = done.stdout;
+                outcome.stdout_dropped = done.stdout_dropped;
+                let stderr_tail = tail_chars(
+                    &format!("{}{}", done.stderr, worker.stderr_tail()),
+                    STDERR_TAIL_CHARS,
+                );
+                match done.error {
+                    Some(e) if e.type_name == "MemoryError" => {
+                        // The heap may be fragmented or half-full: start clean.
+                        lost(slot_worker);
+                        Err(JobFailure::MemoryExceeded {
+                            limit_bytes: job.memory_bytes,
+                        })
+                    }
+                    Some(e) => Err(JobFailure::PythonError(PythonError {
+                        type_name: e.type_name,
+                        message: e.message,
+                        line: e.line,
+                        traceback: e.traceback,
+                        stderr_tail,
+                    })),
+                    None => {
+                        let validate_start = Instant::now();
+                        let mut artifacts = artifacts;
+                        let checked =
+                            check_refused(&done.artifacts_refused, &job.out_name, &job.required)
+                                .and_then(|()| validate::validate(&mut artifacts, &job.required));
+                        outcome.timings.validate = validate_start.elapsed();
+                        checked.map(|()| artifacts)
+                    }
+                }
+            }
+            Answer::Timeout => {
+                lost(slot_worker);
+                Err(JobFailure::Timeout { limit: job.timeout })
+            }
+            Answer::OverMemory => {
+                lost(slot_worker);
+                Err(JobFailure::MemoryExceeded {
+                    limit_bytes: job.memory_bytes,
+                })
+            }
+            Answer::Died(why) => {
+                let mut w = slot_worker.take().expect("worker present");
+                let status = w.reap(Duration::from_millis(200));
+                let stderr_tail = tail_chars(&w.stderr_tail(), STDERR_TAIL_CHARS);
+                drop(w);
+                let cause = format!("{}; {why}", describe_exit(status));
+                Err(JobFailure::WorkerCrashed { cause, stderr_tail })
+            }
+            Answer::Protocol(message) => {
+                lost(slot_worker);
+                let _ = self.dirs.clear();
+                return Err(Error::Protocol(message));
+            }
+        };
+        if self.dirs.clear().is_err() {
+            // Leftovers could leak into the next job: start over with a new worker.
+            lost(slot_worker);
+        }
+        outcome.timings.total = job.submitted.elapsed();
+        Ok(outcome)
+    }
+}
+
+/// A refused artifact (over the count or size cap) that the job was required to write
+/// is an invalid output, not a missing one.
+fn check_refused(refused: &[String], out: &str, required: &[String]) -> Result<(), JobFailure> {
+    match refused.iter().find(|r| *r == out || required.contains(r)) {
+        Some(name) => Err(JobFailure::InvalidOutput {
+            check: "too-large".into(),
+            detail: format!("{name} exceeds the artifact size or count cap"),
+        }),
+        None => Ok(()),
+    }
+}
+
+enum Answer {
+    Done(Box<protocol::DoneMsg>, Vec<Artifact>),
+    Timeout,
+    OverMemory,
+    Died(String),
+    Protocol(String),
+}
+
+/// The watchdog: waits for the job's answer while enforcing the wall-clock deadline and
+/// the resident-set ceiling. On expiry the caller kills the worker: a job is never left
+/// running on a thread we merely stopped waiting for.
+fn watch(worker: &mut WorkerProcess, job_id: u64, deadline: Instant, memory: u64) -> Answer {
+    loop {
+        let tick = (Instant::now() + WATCH_INTERVAL).min(deadline);
+        match worker.recv_msg(tick) {
+            Ok(WorkerMsg::Done(done)) => {
+                if done.job_id != job_id {
+                    return Answer::Protocol(format!(
+                        "answer for job {} while running job {job_id}",
+                        done.job_id
+                    ));
+                }
+                let mut artifacts = Vec::with_capacity(done.artifacts.len());
+                for meta in &done.artifacts {
+                    match worker.recv_frame(Instant::now() + ARTIFACT_GRACE) {
+                        Ok(bytes) if bytes.len() as u64 == meta.len => artifacts.push(Artifact {
+                            name: meta.name.clone(),
+                            media_type: String::new(),
+                            bytes,
+                        }),
+                        Ok(_) => {
+                            return Answer::Protocol(format!(
+                                "artifact {} has the wrong length",
+                                meta.name
+                            ))
+                        }
+                        Err(_) => return Answer::Died("artifacts did not arrive".into()),
+                    }
+                }
+                return Answer::Done(done, artifacts);
+            }
+            Ok(other) => return Answer::Protocol(format!("unexpected message: {other:?}")),
+            Err(RecvError::Closed(why)) => {
+                // A worker the kernel killed for memory looks like a crash; say what it was.
+                return Answer::Died(why);
+            }
+            Err(RecvError::Timeout) => {
+                if Instant::now() >= deadline {
+                    return Answer::Timeout;
+                }
+                if worker.rss_bytes().is_some_and(|rss| rss > memory) {
+                    return Answer::OverMemory;
+                }
+            }
+        }
+    }
+}
+
+/// The directory that holds the shared matplotlib configuration and font cache.
+pub(crate) fn mpl_config_dir(root: &Path) -> PathBuf {
+    root.join("mplconfig")
+}

@@ -1,0 +1,314 @@
+//! The worker process: embeds CPython, warms up, confines itself, then runs jobs.
+//!
+//! It is a separate program (`pyward-worker`) rather than the host binary re-entered in
+//! worker mode: the host is the caller's backend, whose `main` we do not own, and a
+//! small dedicated program keeps the syscall surface that seccomp must allow small.
+//!
+//! File descriptors: the supervisor talks on the worker's stdin and stdout. Before
+//! anything else the worker moves the protocol to fresh descriptors, points fd 0 at
+//! `/dev/null` and fd 1 at stderr, so that nothing a job or a C library prints can
+//! corrupt a frame; fd 2 goes to the supervisor, which keeps a bounded tail of it.
+
+mod interpreter;
+
+use std::fs::{self, File};
+use std::io::{BufReader, BufWriter, Write};
+use std::os::fd::FromRawFd;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyModule};
+
+use crate::protocol::{
+    self, ArtifactMeta, DoneMsg, HostMsg, InitMsg, InitStage, PyErrorInfo, ReadyMsg, RunMsg,
+    Versions, WorkerMsg, PROTOCOL_VERSION,
+};
+
+const PRELUDE: &str = include_str!("../../python/prelude.py");
+
+/// Entry point of the `pyward-worker` program.
+pub fn main() -> ExitCode {
+    let started = Instant::now();
+    let (input, output) = match take_protocol_fds() {
+        Ok(fds) => fds,
+        Err(e) => {
+            eprintln!("pyward-worker: cannot set up descriptors: {e}");
+            return ExitCode::from(70);
+        }
+    };
+    let mut input = BufReader::new(input);
+    let mut output = BufWriter::new(output);
+    match serve(&mut input, &mut output, started) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pyward-worker: {e}");
+            ExitCode::from(70)
+        }
+    }
+}
+
+/// Moves the protocol off fds 0 and 1 (see the module docs).
+fn take_protocol_fds() -> std::io::Result<(File, File)> {
+    // SAFETY: dup/dup2/open on descriptors this process owns; the duplicated descriptors
+    // are handed to `File`, which becomes their only owner.
+    unsafe {
+        let proto_in = libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3);
+        let proto_out = libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3);
+        if proto_in < 0 || proto_out < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if null < 0 || libc::dup2(null, 0) < 0 || libc::dup2(2, 1) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        libc::close(null);
+        Ok((File::from_raw_fd(proto_in), File::from_raw_fd(proto_out)))
+    }
+}
+
+fn serve(
+    input: &mut BufReader<File>,
+    output: &mut BufWriter<File>,
+    started: Instant,
+) -> std::io::Result<()> {
+    let init = match protocol::recv::<HostMsg>(input)? {
+        Some(HostMsg::Init(init)) if init.version == PROTOCOL_VERSION => init,
+        Some(HostMsg::Init(init)) => {
+            let message = format!("protocol version {} != {PROTOCOL_VERSION}", init.version);
+            return protocol::send(
+                output,
+                &WorkerMsg::InitFailed {
+                    stage: InitStage::Protocol,
+                    message,
+                },
+            );
+        }
+        Some(_) => {
+            let message = "first message must be init".to_string();
+            return protocol::send(
+                output,
+                &WorkerMsg::InitFailed {
+                    stage: InitStage::Protocol,
+                    message,
+                },
+            );
+        }
+        None => return Ok(()),
+    };
+
+    if let Err(message) = interpreter::initialize(&init.python) {
+        return protocol::send(
+            output,
+            &WorkerMsg::InitFailed {
+                stage: InitStage::Interpreter,
+                message,
+            },
+        );
+    }
+    let prelude = match Python::attach(|py| warm_up(py, &init)) {
+        Ok(p) => p,
+        Err((stage, message)) => {
+            return protocol::send(output, &WorkerMsg::InitFailed { stage, message });
+        }
+    };
+    let (prelude, versions) = prelude;
+
+    // The sandbox goes on last: warm-up needed to read files (fonts, packages) that jobs
+    // must not, and confinement can only ever narrow.
+    let sandbox = match crate::sandbox::apply(&init.sandbox) {
+        Ok(enforced) => enforced,
+        Err(e) => {
+            let message = e.to_string();
+            return protocol::send(
+                output,
+                &WorkerMsg::InitFailed {
+                    stage: InitStage::Sandbox,
+                    message,
+                },
+            );
+        }
+    };
+    let ready = ReadyMsg {
+        version: PROTOCOL_VERSION,
+        warmup_ms: started.elapsed().as_secs_f64() * 1000.0,
+        versions,
+        sandbox,
+    };
+    protocol::send(output, &WorkerMsg::Ready(ready))?;
+
+    let out_dir = Path::new(&init.dirs.out).to_path_buf();
+    loop {
+        match protocol::recv::<HostMsg>(input)? {
+            Some(HostMsg::Run(run)) => {
+                let done = Python::attach(|py| run_job(py, &prelude, &run));
+                let (done, blobs) = collect_artifacts(done, &out_dir, &run);
+                protocol::send(output, &WorkerMsg::Done(Box::new(done)))?;
+                for blob in blobs {
+                    protocol::write_frame(output, &blob)?;
+                }
+                output.flush()?;
+            }
+            Some(HostMsg::Shutdown) | None => return Ok(()),
+            Some(HostMsg::Init(_)) => {
+                return Err(std::io::Error::other("init received twice"));
+            }
+        }
+    }
+}
+
+type WarmUp = (Py<PyModule>, Versions);
+
+fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)> {
+    let describe = |stage: InitStage| move |e: PyErr| (stage, e.to_string());
+    let prelude = PyModule::from_code(
+        py,
+        &cstring(PRELUDE),
+        c"pyward_prelude.py",
+        c"_pyward_prelude",
+    )
+    .map_err(describe(InitStage::Interpreter))?;
+    let rules = PyDict::new(py);
+    let set = |k: &str, v: &Vec<String>| rules.set_item(k, v.clone());
+    set("allowed_modules", &init.rules.allowed_modules)
+        .and_then(|()| set("denied_modules", &init.rules.denied_modules))
+        .and_then(|()| set("banned_builtins", &init.rules.banned_builtins))
+        .and_then(|()| set("banned_attributes", &init.rules.banned_attributes))
+        .map_err(describe(InitStage::Interpreter))?;
+    let versions = prelude
+        .call_method1(
+            "warm_up",
+            (
+                rules,
+                &init.dirs.src,
+                &init.dirs.out,
+                &init.dirs.tmp,
+                init.preload_pandas,
+            ),
+        )
+        .map_err(|e| {
+            let stage = if e.is_instance_of::<pyo3::exceptions::PyImportError>(py) {
+                InitStage::Import
+            } else {
+                InitStage::Warmup
+            };
+            (stage, e.to_string())
+        })?;
+    let get = |k: &str| -> String {
+        versions
+            .get_item(k)
+            .and_then(|v| v.extract())
+            .unwrap_or_default()
+    };
+    let versions = Versions {
+        python: get("python"),
+        numpy: get("numpy"),
+        matplotlib: get("matplotlib"),
+    };
+    Ok((prelude.unbind(), versions))
+}
+
+fn cstring(s: &str) -> std::ffi::CString {
+    std::ffi::CString::new(s).expect("the prelude contains no NUL byte")
+}
+
+fn run_job(py: Python<'_>, prelude: &Py<PyModule>, run: &RunMsg) -> DoneMsg {
+    let mut done = DoneMsg {
+        job_id: run.job_id,
+        exec_ms: 0.0,
+        stdout: String::new(),
+        stdout_dropped: 0,
+        stderr: String::new(),
+        error: None,
+        artifacts: Vec::new(),
+        artifacts_refused: Vec::new(),
+    };
+    let result = prelude.bind(py).call_method1(
+        "run_job",
+        (&run.code, run.seed, &run.out_name, run.stdout_cap),
+    );
+    match result {
+        Ok(r) => {
+            let s =
+                |k: &str| -> String { r.get_item(k).and_then(|v| v.extract()).unwrap_or_default() };
+            done.exec_ms = r
+                .get_item("exec_ms")
+                .and_then(|v| v.extract())
+                .unwrap_or(0.0);
+            done.stdout = s("stdout");
+            done.stderr = s("stderr");
+            done.stdout_dropped = r
+                .get_item("stdout_dropped")
+                .and_then(|v| v.extract())
+                .unwrap_or(0);
+            done.error = r
+                .get_item("error")
+                .ok()
+                .filter(|e| !e.is_none())
+                .map(|e| PyErrorInfo {
+                    type_name: e
+                        .get_item("type_name")
+                        .and_then(|v| v.extract())
+                        .unwrap_or_default(),
+                    message: e
+                        .get_item("message")
+                        .and_then(|v| v.extract())
+                        .unwrap_or_default(),
+                    line: e.get_item("line").and_then(|v| v.extract()).ok().flatten(),
+                    traceback: e
+                        .get_item("traceback")
+                        .and_then(|v| v.extract())
+                        .unwrap_or_default(),
+                });
+        }
+        // run_job catches everything the job raises; reaching this means the prelude
+        // itself failed (e.g. a MemoryError while describing an exception).
+        Err(e) => {
+            done.error = Some(PyErrorInfo {
+                type_name: e
+                    .get_type(py)
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default(),
+                message: e.to_string(),
+                line: None,
+                traceback: String::new(),
+            });
+        }
+    }
+    done
+}
+
+/// Reads the files the job left in `out/` (sorted by name, within the caps).
+fn collect_artifacts(mut done: DoneMsg, out_dir: &Path, run: &RunMsg) -> (DoneMsg, Vec<Vec<u8>>) {
+    let mut names: Vec<String> = match fs::read_dir(out_dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    names.sort();
+    let mut blobs = Vec::new();
+    for name in names {
+        let path = out_dir.join(&name);
+        let size = fs::metadata(&path).map(|m| m.len()).unwrap_or(u64::MAX);
+        if blobs.len() >= run.max_artifacts || size > run.max_artifact_bytes {
+            done.artifacts_refused.push(name);
+            continue;
+        }
+        match fs::read(&path) {
+            Ok(bytes) => {
+                done.artifacts.push(ArtifactMeta {
+                    name,
+                    len: bytes.len() as u64,
+                });
+                blobs.push(bytes);
+            }
+            Err(_) => done.artifacts_refused.push(name),
+        }
+    }
+    (done, blobs)
+}
