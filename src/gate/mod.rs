@@ -260,10 +260,17 @@ pub fn check(source: &str, policy: &Policy) -> Result<Verdict, BadInput> {
             hint: hint.to_string(),
         });
     };
+    let mut in_from = false;
     for (i, (tok, range)) in toks.iter().enumerate() {
         let prev = i.checked_sub(1).map(|p| &toks[p].0);
+        match tok {
+            Tok::From => in_from = true,
+            Tok::Newline => in_from = false,
+            _ => {}
+        }
         if let Tok::Name { name } = tok {
-            let after_import = matches!(prev, Some(Tok::Import) | Some(Tok::From));
+            let after_import = matches!(prev, Some(Tok::From))
+                || (matches!(prev, Some(Tok::Import)) && !in_from);
             let after_dot = matches!(prev, Some(Tok::Dot));
             if after_import && !policy.allowed.iter().any(|a| a == name.as_str()) {
                 push(

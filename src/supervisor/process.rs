@@ -155,12 +155,7 @@ impl WorkerProcess {
                 version: 0,
                 warmup_ms: 0.0,
                 versions: Default::default(),
-                sandbox: crate::sandbox::Enforcement {
-                    rlimits: false,
-                    landlock: crate::sandbox::LandlockStatus::NotEnforced,
-                    no_new_privs: false,
-                    seccomp: false,
-                },
+                sandbox: crate::sandbox::Enforcement::none(),
             },
             jobs_run: 0,
         };
@@ -374,11 +369,11 @@ fn sandbox_spec(config: &Config, dirs: &SlotDirs, mpl_config: &Path) -> SandboxS
     read_only.extend(config.python.paths.iter().map(PathBuf::from));
     read_only.push(dirs.src.clone());
     read_only.push(mpl_config.to_path_buf());
-    SandboxSpec {
-        mode: config.sandbox,
+    SandboxSpec::new(
+        config.sandbox,
         read_only,
-        read_write: vec![dirs.out.clone(), dirs.tmp.clone(), dirs.home.clone()],
-        limits: Rlimits {
+        vec![dirs.out.clone(), dirs.tmp.clone(), dirs.home.clone()],
+        Rlimits {
             // The address space holds far more than the resident set (code, thread
             // stacks, allocator arenas): the rlimit is a backstop above the RSS ceiling
             // that the watchdog enforces precisely.
@@ -387,5 +382,6 @@ fn sandbox_spec(config: &Config, dirs: &SlotDirs, mpl_config: &Path) -> SandboxS
             open_files: Some(256),
             processes: None,
         },
-    }
+    )
+    .with_system_defaults()
 }

@@ -1,0 +1,43 @@
+//! Shared helpers for integration tests: executors built the way each test needs them.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pyward::{Executor, ExecutorBuilder, Outcome};
+
+/// The shipped sample data.
+pub fn examples_data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/data")
+}
+
+/// A builder with test-friendly defaults: the worker binary cargo built for this test.
+pub fn builder() -> ExecutorBuilder {
+    Executor::builder()
+        .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+        .workers(1)
+        .timeout(Duration::from_secs(20))
+        .preload_pandas(false)
+}
+
+/// Panics with the failure's feedback when the outcome is not a success.
+pub fn expect_ok(outcome: &Outcome) {
+    if let Err(f) = &outcome.result {
+        panic!("job failed: {f:?}\nfeedback:\n{}", f.feedback());
+    }
+}
+
+/// Whether a process with this pid still exists (zombies count as gone: they were reaped
+/// or will be by their parent, and hold no resources but the pid).
+pub fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// The PNG's width and height.
+pub fn png_size(bytes: &[u8]) -> (u32, u32) {
+    pyward::validate::png_dimensions(bytes).expect("a PNG")
+}
