@@ -1,1 +1,117 @@
-fn main() {}
+//! Warm pool vs cold subprocess vs the floor, side by side in one run.
+//!
+//! The same figure code three ways: through pyward's warm pool (gate, queue, sandboxed
+//! worker, validation), as a fresh `python -I` process that imports numpy and
+//! matplotlib and saves the figure (cold), and as bare `exec` in an interpreter that is
+//! already warm inside this process (the floor no executor can beat). Prints medians and
+//! ratios. Run with `make bench` (release build).
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+const TYPICAL: &str = r#"
+import numpy as np
+x = np.linspace(0, 10, 200)
+fig, ax = plt.subplots(figsize=(6, 4))
+ax.plot(x, np.sin(x), label='sin')
+ax.plot(x, np.cos(x), label='cos')
+ax.scatter(x[::10], np.sin(x[::10]) + 0.1, s=12, label='samples')
+ax.set_xlabel('t'); ax.set_ylabel('value'); ax.set_title('typical figure')
+ax.legend()
+plt.savefig(OUT)
+"#;
+
+const TINY: &str = "plt.plot([1, 2, 3])\nplt.savefig(OUT)\n";
+
+const NO_FIGURE: &str = "import numpy as np\na = np.arange(1000).sum()\nplt.figure()\nplt.savefig(OUT)\n";
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn time_n(n: usize, mut f: impl FnMut()) -> Duration {
+    f(); // one untimed run: first-use costs are not what we compare
+    median((0..n).map(|_| {
+        let t = Instant::now();
+        f();
+        t.elapsed()
+    })
+    .collect())
+}
+
+fn venv_python() -> PathBuf {
+    PathBuf::from(env!("PYWARD_BUILD_PYTHON"))
+}
+
+/// Initialises an in-process interpreter with the virtualenv's packages, warm.
+fn warm_in_process() {
+    Python::initialize();
+    Python::attach(|py| {
+        let sys = py.import("sys").unwrap();
+        let path = sys.getattr("path").unwrap();
+        for p in pyward::PythonEnv::from_build().paths {
+            path.call_method1("append", (p,)).unwrap();
+        }
+        py.run(c"import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nimport numpy as np\nplt.plot([1]); plt.savefig('/dev/null', format='png'); plt.close('all')", None, None).unwrap();
+    });
+}
+
+fn floor(code: &str, out: &str) {
+    Python::attach(|py| {
+        let g = PyDict::new(py);
+        g.set_item("plt", py.import("matplotlib.pyplot").unwrap()).unwrap();
+        g.set_item("np", py.import("numpy").unwrap()).unwrap();
+        g.set_item("OUT", out).unwrap();
+        let code = std::ffi::CString::new(code).unwrap();
+        py.run(&code, Some(&g), None).unwrap();
+        py.run(c"plt.close('all')", Some(&g), None).unwrap();
+    });
+}
+
+fn cold(code: &str, out: &str) {
+    let script = format!("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nOUT = {out:?}\n{code}");
+    let status = Command::new(venv_python())
+        .args(["-I", "-c", &script])
+        .env("OPENBLAS_NUM_THREADS", "1")
+        .status()
+        .expect("python runs");
+    assert!(status.success());
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` probes harness=false benches this way
+    }
+    let quick = std::env::args().any(|a| a == "--test");
+    let (n_warm, n_cold) = if quick { (3, 1) } else { (60, 10) };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("floor.png").to_string_lossy().into_owned();
+
+    warm_in_process();
+    let exec = pyward::Executor::builder()
+        .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+        .workers(1)
+        .preload_pandas(false)
+        .build()
+        .expect("pool starts");
+    println!("pool warm-up: {:.0} ms", exec.warmup().total.as_secs_f64() * 1e3);
+    println!("{:<12} {:>12} {:>12} {:>12} {:>10} {:>10}", "workload", "floor ms", "warm ms", "cold ms", "warm/floor", "cold/warm");
+    for (name, code) in [("tiny", TINY), ("typical", TYPICAL), ("no-figure", NO_FIGURE)] {
+        let f = time_n(n_warm, || floor(code, &out));
+        let w = time_n(n_warm, || {
+            let o = exec.run(pyward::Job::new(code)).unwrap();
+            assert!(o.is_success(), "{:?}", o.result);
+        });
+        let c = time_n(n_cold, || cold(code, &out));
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        println!(
+            "{name:<12} {:>12.2} {:>12.2} {:>12.1} {:>10.2} {:>10.1}",
+            ms(f), ms(w), ms(c), ms(w) / ms(f), ms(c) / ms(w)
+        );
+    }
+}
