@@ -27,7 +27,8 @@ plt.savefig(OUT)
 
 const TINY: &str = "plt.plot([1, 2, 3])\nplt.savefig(OUT)\n";
 
-const NO_FIGURE: &str = "import numpy as np\na = np.arange(1000).sum()\nplt.figure()\nplt.savefig(OUT)\n";
+const NO_FIGURE: &str =
+    "import numpy as np\na = np.arange(1000).sum()\nplt.figure()\nplt.savefig(OUT)\n";
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -36,12 +37,15 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn time_n(n: usize, mut f: impl FnMut()) -> Duration {
     f(); // one untimed run: first-use costs are not what we compare
-    median((0..n).map(|_| {
-        let t = Instant::now();
-        f();
-        t.elapsed()
-    })
-    .collect())
+    median(
+        (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
 }
 
 fn venv_python() -> PathBuf {
@@ -64,7 +68,8 @@ fn warm_in_process() {
 fn floor(code: &str, out: &str) {
     Python::attach(|py| {
         let g = PyDict::new(py);
-        g.set_item("plt", py.import("matplotlib.pyplot").unwrap()).unwrap();
+        g.set_item("plt", py.import("matplotlib.pyplot").unwrap())
+            .unwrap();
         g.set_item("np", py.import("numpy").unwrap()).unwrap();
         g.set_item("OUT", out).unwrap();
         let code = std::ffi::CString::new(code).unwrap();
@@ -99,9 +104,19 @@ fn main() {
         .preload_pandas(false)
         .build()
         .expect("pool starts");
-    println!("pool warm-up: {:.0} ms", exec.warmup().total.as_secs_f64() * 1e3);
-    println!("{:<12} {:>12} {:>12} {:>12} {:>10} {:>10}", "workload", "floor ms", "warm ms", "cold ms", "warm/floor", "cold/warm");
-    for (name, code) in [("tiny", TINY), ("typical", TYPICAL), ("no-figure", NO_FIGURE)] {
+    println!(
+        "pool warm-up: {:.0} ms",
+        exec.warmup().total.as_secs_f64() * 1e3
+    );
+    println!(
+        "{:<12} {:>12} {:>12} {:>12} {:>10} {:>10}",
+        "workload", "floor ms", "warm ms", "cold ms", "warm/floor", "cold/warm"
+    );
+    for (name, code) in [
+        ("tiny", TINY),
+        ("typical", TYPICAL),
+        ("no-figure", NO_FIGURE),
+    ] {
         let f = time_n(n_warm, || floor(code, &out));
         let w = time_n(n_warm, || {
             let o = exec.run(pyward::Job::new(code)).unwrap();
@@ -111,7 +126,11 @@ fn main() {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(
             "{name:<12} {:>12.2} {:>12.2} {:>12.1} {:>10.2} {:>10.1}",
-            ms(f), ms(w), ms(c), ms(w) / ms(f), ms(c) / ms(w)
+            ms(f),
+            ms(w),
+            ms(c),
+            ms(w) / ms(f),
+            ms(c) / ms(w)
         );
     }
 }

@@ -34,7 +34,11 @@ fn mat_file_through_srcpath_and_pandas_bar_chart_from_csv() {
     let scan = std::fs::read_to_string(examples_data().join("../plot_scan.py")).unwrap();
     let outcome = exec.run(Job::new(scan).src_dir(examples_data())).unwrap();
     expect_ok(&outcome);
-    assert!(outcome.stdout.starts_with("scan 96x128"), "{}", outcome.stdout);
+    assert!(
+        outcome.stdout.starts_with("scan 96x128"),
+        "{}",
+        outcome.stdout
+    );
 
     let sales = std::fs::read_to_string(examples_data().join("../plot_sales.py")).unwrap();
     let outcome = exec.run(Job::new(sales).src_dir(examples_data())).unwrap();
@@ -43,7 +47,9 @@ fn mat_file_through_srcpath_and_pandas_bar_chart_from_csv() {
     let groupby = "df = pd.read_csv(srcpath('sales.csv'))\n\
                    s = df.groupby('region')['units'].sum()\n\
                    s.plot.bar()\nprint(s.to_dict())\nplt.savefig(OUT)\n";
-    let outcome = exec.run(Job::new(groupby).src_dir(examples_data())).unwrap();
+    let outcome = exec
+        .run(Job::new(groupby).src_dir(examples_data()))
+        .unwrap();
     expect_ok(&outcome);
     assert!(outcome.stdout.contains("'north'"), "{}", outcome.stdout);
 }
@@ -57,15 +63,25 @@ fn in_memory_inputs_and_helpers_listdir_walkfiles() {
         .src_bytes("sub/v.txt", b"1\n2\n3\n".to_vec());
     let outcome = exec.run(job).unwrap();
     expect_ok(&outcome);
-    assert_eq!(outcome.stdout, "['a.txt', 'sub'] ['a.txt', 'sub/v.txt']\n6.0\n");
+    assert_eq!(
+        outcome.stdout,
+        "['a.txt', 'sub'] ['a.txt', 'sub/v.txt']\n6.0\n"
+    );
 }
 
 #[test]
 fn srcpath_refuses_to_leave_src() {
     let exec = builder().build().unwrap();
-    for (path, kind) in [("../../etc/passwd", "PermissionError"), ("/etc/passwd", "PermissionError"), ("missing.csv", "FileNotFoundError"), ("a\0b", "ValueError")] {
+    for (path, kind) in [
+        ("../../etc/passwd", "PermissionError"),
+        ("/etc/passwd", "PermissionError"),
+        ("missing.csv", "FileNotFoundError"),
+        ("a\0b", "ValueError"),
+    ] {
         let code = format!("p = srcpath({path:?})\nprint(open)\n");
-        let outcome = exec.run(Job::new(code).src_bytes("in.csv", b"1".to_vec())).unwrap();
+        let outcome = exec
+            .run(Job::new(code).src_bytes("in.csv", b"1".to_vec()))
+            .unwrap();
         match outcome.failure() {
             Some(JobFailure::PythonError(e)) => assert_eq!(e.type_name, kind, "{path}: {e:?}"),
             // `open` is banned statically; with it gone the error must come from srcpath.
@@ -73,7 +89,9 @@ fn srcpath_refuses_to_leave_src() {
             other => panic!("{path}: {other:?}"),
         }
         let code = format!("p = srcpath({path:?})\n");
-        let outcome = exec.run(Job::new(code).src_bytes("in.csv", b"1".to_vec())).unwrap();
+        let outcome = exec
+            .run(Job::new(code).src_bytes("in.csv", b"1".to_vec()))
+            .unwrap();
         match outcome.failure() {
             Some(JobFailure::PythonError(e)) => {
                 assert_eq!(e.type_name, kind, "{path}: {e:?}");
@@ -89,75 +107,141 @@ fn python_errors_are_structured_with_the_user_line_and_user_frames_only() {
     let exec = builder().build().unwrap();
     let code = "def pick(d):\n    return d['missing']\n\nx = {'a': 1}\npick(x)\n";
     let outcome = exec.run(Job::new(code)).unwrap();
-    let Some(JobFailure::PythonError(e)) = outcome.failure() else { panic!("{:?}", outcome.result) };
+    let Some(JobFailure::PythonError(e)) = outcome.failure() else {
+        panic!("{:?}", outcome.result)
+    };
     assert_eq!(e.type_name, "KeyError");
     assert_eq!(e.message, "'missing'");
     assert_eq!(e.line, Some(2));
-    assert!(e.traceback.contains("line 5") && e.traceback.contains("line 2, in pick"), "{}", e.traceback);
-    assert!(!e.traceback.contains("prelude"), "library frames leak: {}", e.traceback);
+    assert!(
+        e.traceback.contains("line 5") && e.traceback.contains("line 2, in pick"),
+        "{}",
+        e.traceback
+    );
+    assert!(
+        !e.traceback.contains("prelude"),
+        "library frames leak: {}",
+        e.traceback
+    );
     let feedback = outcome.feedback().unwrap();
-    assert!(feedback.contains("KeyError at line 2") && feedback.contains("plt.savefig(OUT)"), "{feedback}");
+    assert!(
+        feedback.contains("KeyError at line 2") && feedback.contains("plt.savefig(OUT)"),
+        "{feedback}"
+    );
 
     // An error inside a library call is reported at the user's call site.
-    let outcome = exec.run(Job::new("import numpy as np\n\nnp.reshape(np.arange(5), (2, 2))\n")).unwrap();
-    let Some(JobFailure::PythonError(e)) = outcome.failure() else { panic!() };
+    let outcome = exec
+        .run(Job::new(
+            "import numpy as np\n\nnp.reshape(np.arange(5), (2, 2))\n",
+        ))
+        .unwrap();
+    let Some(JobFailure::PythonError(e)) = outcome.failure() else {
+        panic!()
+    };
     assert_eq!((e.type_name.as_str(), e.line), ("ValueError", Some(3)));
 }
 
 #[test]
 fn base_exceptions_are_job_failures_and_the_worker_survives() {
     let exec = builder().build().unwrap();
-    for (code, kind) in [("raise SystemExit(3)", "SystemExit"), ("raise KeyboardInterrupt", "KeyboardInterrupt"), ("raise GeneratorExit", "GeneratorExit")] {
+    for (code, kind) in [
+        ("raise SystemExit(3)", "SystemExit"),
+        ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+        ("raise GeneratorExit", "GeneratorExit"),
+    ] {
         let outcome = exec.run(Job::new(code)).unwrap();
-        let Some(JobFailure::PythonError(e)) = outcome.failure() else { panic!("{code}: {:?}", outcome.result) };
+        let Some(JobFailure::PythonError(e)) = outcome.failure() else {
+            panic!("{code}: {:?}", outcome.result)
+        };
         assert_eq!(e.type_name, kind);
     }
     let pid = |o: &pyward::Outcome| o.worker.as_ref().unwrap().pid;
-    let a = exec.run(Job::new("plt.plot([1]); plt.savefig(OUT)")).unwrap();
+    let a = exec
+        .run(Job::new("plt.plot([1]); plt.savefig(OUT)"))
+        .unwrap();
     expect_ok(&a);
-    let b = exec.run(Job::new("plt.plot([2]); plt.savefig(OUT)")).unwrap();
+    let b = exec
+        .run(Job::new("plt.plot([2]); plt.savefig(OUT)"))
+        .unwrap();
     assert_eq!(pid(&a), pid(&b), "a job failure must not cost the worker");
 }
 
 #[test]
 fn timeout_kills_the_worker_and_the_next_job_succeeds() {
-    let exec = builder().timeout(Duration::from_millis(1500)).build().unwrap();
+    let exec = builder()
+        .timeout(Duration::from_millis(1500))
+        .build()
+        .unwrap();
     let outcome = exec.run(Job::new("while True:\n    pass\n")).unwrap();
-    assert!(matches!(outcome.failure(), Some(JobFailure::Timeout { limit }) if *limit == Duration::from_millis(1500)), "{:?}", outcome.result);
+    assert!(
+        matches!(outcome.failure(), Some(JobFailure::Timeout { limit }) if *limit == Duration::from_millis(1500)),
+        "{:?}",
+        outcome.result
+    );
     let dead = outcome.worker.as_ref().unwrap().pid;
     assert!(!process_alive(dead), "the timed-out worker must be killed");
-    let next = exec.run(Job::new("plt.plot([1, 2]); plt.savefig(OUT)")).unwrap();
+    let next = exec
+        .run(Job::new("plt.plot([1, 2]); plt.savefig(OUT)"))
+        .unwrap();
     expect_ok(&next);
     assert_ne!(next.worker.as_ref().unwrap().pid, dead);
     // A per-job override applies to that job only.
-    let short = exec.run(Job::new("while True:\n    pass\n").timeout(Duration::from_millis(300))).unwrap();
-    assert!(matches!(short.failure(), Some(JobFailure::Timeout { limit }) if *limit == Duration::from_millis(300)));
+    let short = exec
+        .run(Job::new("while True:\n    pass\n").timeout(Duration::from_millis(300)))
+        .unwrap();
+    assert!(
+        matches!(short.failure(), Some(JobFailure::Timeout { limit }) if *limit == Duration::from_millis(300))
+    );
 }
 
 #[test]
 fn memory_bombs_give_memory_exceeded_and_the_pool_recovers() {
     let exec = builder().memory_limit_mib(600).build().unwrap();
     // All at once: refused by the address-space limit (MemoryError inside the worker).
-    let outcome = exec.run(Job::new("import numpy as np\na = np.ones(10**10)\n")).unwrap();
-    assert!(matches!(outcome.failure(), Some(JobFailure::MemoryExceeded { .. })), "{:?}", outcome.result);
+    let outcome = exec
+        .run(Job::new("import numpy as np\na = np.ones(10**10)\n"))
+        .unwrap();
+    assert!(
+        matches!(outcome.failure(), Some(JobFailure::MemoryExceeded { .. })),
+        "{:?}",
+        outcome.result
+    );
     // Step by step: caught by the watchdog's resident-set ceiling or the rlimit.
     let grow = "import numpy as np\nkeep = []\nwhile True:\n    keep.append(np.ones(5 * 10**6))\n";
     let outcome = exec.run(Job::new(grow)).unwrap();
-    assert!(matches!(outcome.failure(), Some(JobFailure::MemoryExceeded { limit_bytes }) if *limit_bytes == 600 << 20), "{:?}", outcome.result);
-    expect_ok(&exec.run(Job::new("plt.plot([3, 1]); plt.savefig(OUT)")).unwrap());
+    assert!(
+        matches!(outcome.failure(), Some(JobFailure::MemoryExceeded { limit_bytes }) if *limit_bytes == 600 << 20),
+        "{:?}",
+        outcome.result
+    );
+    expect_ok(
+        &exec
+            .run(Job::new("plt.plot([3, 1]); plt.savefig(OUT)"))
+            .unwrap(),
+    );
 }
 
 #[test]
 fn a_crashing_worker_gives_worker_crashed_and_is_replaced() {
     // The segfault needs attribute access the full gate refuses; this test is about the
     // supervisor, so it runs with the static gate off.
-    let exec = builder().policy(Policy::gate_disabled_for_testing()).build().unwrap();
+    let exec = builder()
+        .policy(Policy::gate_disabled_for_testing())
+        .build()
+        .unwrap();
     let crash = "import numpy as np\nv = np.lib.stride_tricks.as_strided(np.zeros(1), shape=(10**9,), strides=(10**7,))\nprint(v.sum())\n";
     let outcome = exec.run(Job::new(crash)).unwrap();
-    let Some(JobFailure::WorkerCrashed { cause, .. }) = outcome.failure() else { panic!("{:?}", outcome.result) };
-    assert!(cause.contains("SIGSEGV") || cause.contains("SIGBUS"), "{cause}");
+    let Some(JobFailure::WorkerCrashed { cause, .. }) = outcome.failure() else {
+        panic!("{:?}", outcome.result)
+    };
+    assert!(
+        cause.contains("SIGSEGV") || cause.contains("SIGBUS"),
+        "{cause}"
+    );
     let dead = outcome.worker.as_ref().unwrap().pid;
-    let next = exec.run(Job::new("plt.plot([1]); plt.savefig(OUT)")).unwrap();
+    let next = exec
+        .run(Job::new("plt.plot([1]); plt.savefig(OUT)"))
+        .unwrap();
     expect_ok(&next);
     assert_ne!(next.worker.as_ref().unwrap().pid, dead);
 }
@@ -166,28 +250,52 @@ fn a_crashing_worker_gives_worker_crashed_and_is_replaced() {
 fn syntax_errors_and_non_utf8_source_are_clear_errors_that_never_reach_a_worker() {
     let exec = builder().build().unwrap();
     let outcome = exec.run(Job::new("plt.plot([1, 2)\n")).unwrap();
-    let Some(JobFailure::Rejected { violations, teaching }) = outcome.failure() else { panic!("{:?}", outcome.result) };
+    let Some(JobFailure::Rejected {
+        violations,
+        teaching,
+    }) = outcome.failure()
+    else {
+        panic!("{:?}", outcome.result)
+    };
     assert_eq!(violations[0].rule, Rule::Syntax);
     assert_eq!(violations[0].line, 1);
     assert!(teaching.contains("plt.savefig(OUT)"));
     assert!(outcome.worker.is_none());
 
     let outcome = exec.run(Job::new(b"x = '\xff\xfe'\n".to_vec())).unwrap();
-    assert!(matches!(outcome.failure(), Some(JobFailure::BadInput(BadInput::NotUtf8 { offset: 5 }))), "{:?}", outcome.result);
+    assert!(
+        matches!(
+            outcome.failure(),
+            Some(JobFailure::BadInput(BadInput::NotUtf8 { offset: 5 }))
+        ),
+        "{:?}",
+        outcome.result
+    );
     assert_eq!(outcome.status(), "bad_input");
     let outcome = exec.run(Job::new(vec![b'#'; 300 * 1024])).unwrap();
-    assert!(matches!(outcome.failure(), Some(JobFailure::BadInput(BadInput::TooLarge { .. }))));
+    assert!(matches!(
+        outcome.failure(),
+        Some(JobFailure::BadInput(BadInput::TooLarge { .. }))
+    ));
 }
 
 #[test]
 fn banned_imports_and_builtins_are_rejected_statically_and_at_run_time() {
     let exec = builder().build().unwrap();
-    for code in ["import os\nos.system('true')", "import socket", "eval('1')", "f = open\n"] {
+    for code in [
+        "import os\nos.system('true')",
+        "import socket",
+        "eval('1')",
+        "f = open\n",
+    ] {
         let outcome = exec.run(Job::new(code)).unwrap();
         assert_eq!(outcome.status(), "rejected", "{code}");
     }
     // With the static gate off, the guarded import and module proxies still hold.
-    let exec = builder().policy(Policy::gate_disabled_for_testing()).build().unwrap();
+    let exec = builder()
+        .policy(Policy::gate_disabled_for_testing())
+        .build()
+        .unwrap();
     for (code, kind) in [
         ("import os", "ImportError"),
         ("import subprocess", "ImportError"),
@@ -199,7 +307,9 @@ fn banned_imports_and_builtins_are_rejected_statically_and_at_run_time() {
         ("open('/etc/passwd')", "NameError"),
     ] {
         let outcome = exec.run(Job::new(code)).unwrap();
-        let Some(JobFailure::PythonError(e)) = outcome.failure() else { panic!("{code}: {:?}", outcome.result) };
+        let Some(JobFailure::PythonError(e)) = outcome.failure() else {
+            panic!("{code}: {:?}", outcome.result)
+        };
         assert_eq!(e.type_name, kind, "{code}: {e:?}");
     }
 }
@@ -208,14 +318,28 @@ fn banned_imports_and_builtins_are_rejected_statically_and_at_run_time() {
 fn output_must_exist_and_be_what_it_claims() {
     let exec = builder().build().unwrap();
     let outcome = exec.run(Job::new("x = 1\n")).unwrap();
-    assert!(matches!(outcome.failure(), Some(JobFailure::InvalidOutput { check, .. }) if check == "missing"), "{:?}", outcome.result);
-    let outcome = exec.run(Job::new("np.savetxt(OUT, np.arange(3))\n")).unwrap();
-    assert!(matches!(outcome.failure(), Some(JobFailure::InvalidOutput { check, .. }) if check == "not-png"), "{:?}", outcome.result);
+    assert!(
+        matches!(outcome.failure(), Some(JobFailure::InvalidOutput { check, .. }) if check == "missing"),
+        "{:?}",
+        outcome.result
+    );
+    let outcome = exec
+        .run(Job::new("np.savetxt(OUT, np.arange(3))\n"))
+        .unwrap();
+    assert!(
+        matches!(outcome.failure(), Some(JobFailure::InvalidOutput { check, .. }) if check == "not-png"),
+        "{:?}",
+        outcome.result
+    );
     // Other formats are chosen by the name of OUT.
-    let svg = exec.run(Job::new("plt.plot([1, 2]); plt.savefig(OUT)").out_name("fig.svg")).unwrap();
+    let svg = exec
+        .run(Job::new("plt.plot([1, 2]); plt.savefig(OUT)").out_name("fig.svg"))
+        .unwrap();
     expect_ok(&svg);
     assert_eq!(svg.artifacts()[0].media_type, "image/svg+xml");
-    let pdf = exec.run(Job::new("plt.plot([1, 2]); plt.savefig(OUT)").out_name("fig.pdf")).unwrap();
+    let pdf = exec
+        .run(Job::new("plt.plot([1, 2]); plt.savefig(OUT)").out_name("fig.pdf"))
+        .unwrap();
     expect_ok(&pdf);
     assert_eq!(pdf.artifacts()[0].media_type, "application/pdf");
 }
@@ -233,7 +357,8 @@ fn state_does_not_leak_between_jobs_and_seeds_are_reported() {
     expect_ok(&second);
     assert_eq!(second.stdout, "1.5 0 False\n");
     // The same seed gives the same random numbers in a reused worker.
-    let draw = "import random\nprint(np.random.rand(), random.random())\nplt.plot([1]); plt.savefig(OUT)";
+    let draw =
+        "import random\nprint(np.random.rand(), random.random())\nplt.plot([1]); plt.savefig(OUT)";
     let a = exec.run(Job::new(draw).seed(123)).unwrap();
     let b = exec.run(Job::new(draw).seed(123)).unwrap();
     let c = exec.run(Job::new(draw)).unwrap();
@@ -244,7 +369,11 @@ fn state_does_not_leak_between_jobs_and_seeds_are_reported() {
 #[test]
 fn stdout_is_capped_and_the_host_stays_flat() {
     let exec = builder().stdout_cap(1000).build().unwrap();
-    let outcome = exec.run(Job::new("for i in range(200000):\n    print('x' * 50)\nplt.plot([1]); plt.savefig(OUT)")).unwrap();
+    let outcome = exec
+        .run(Job::new(
+            "for i in range(200000):\n    print('x' * 50)\nplt.plot([1]); plt.savefig(OUT)",
+        ))
+        .unwrap();
     expect_ok(&outcome);
     assert_eq!(outcome.stdout.len(), 1000);
     assert_eq!(outcome.stdout_dropped, 200_000 * 51 - 1000);
@@ -255,7 +384,9 @@ fn workers_are_recycled_after_max_jobs() {
     let exec = builder().max_jobs_per_worker(2).build().unwrap();
     let pids: Vec<u32> = (0..5)
         .map(|i| {
-            let o = exec.run(Job::new(format!("plt.plot([{i}]); plt.savefig(OUT)"))).unwrap();
+            let o = exec
+                .run(Job::new(format!("plt.plot([{i}]); plt.savefig(OUT)")))
+                .unwrap();
             expect_ok(&o);
             o.worker.unwrap().pid
         })
@@ -270,18 +401,32 @@ fn workers_are_recycled_after_max_jobs() {
 #[test]
 fn missing_inputs_are_an_invalid_job_error() {
     let exec = builder().build().unwrap();
-    let err = exec.run(Job::new("plt.savefig(OUT)").src_dir("/nonexistent/pyward-input")).unwrap_err();
+    let err = exec
+        .run(Job::new("plt.savefig(OUT)").src_dir("/nonexistent/pyward-input"))
+        .unwrap_err();
     assert!(matches!(err, Error::InvalidJob(_)), "{err}");
-    let err = exec.run(Job::new("plt.savefig(OUT)").src_bytes("../escape.csv", vec![1])).unwrap_err();
+    let err = exec
+        .run(Job::new("plt.savefig(OUT)").src_bytes("../escape.csv", vec![1]))
+        .unwrap_err();
     assert!(matches!(err, Error::InvalidJob(_)), "{err}");
-    expect_ok(&exec.run(Job::new("plt.plot([1]); plt.savefig(OUT)")).unwrap());
+    expect_ok(
+        &exec
+            .run(Job::new("plt.plot([1]); plt.savefig(OUT)"))
+            .unwrap(),
+    );
 }
 
 #[test]
 fn a_full_queue_is_refused_when_configured_to_reject() {
     // One worker and one queue slot: of four jobs submitted at the same moment, at most two are
     // held (one running, one queued) and the others must be refused at once.
-    let exec = Arc::new(builder().queue_depth(1).backpressure(Backpressure::Reject).build().unwrap());
+    let exec = Arc::new(
+        builder()
+            .queue_depth(1)
+            .backpressure(Backpressure::Reject)
+            .build()
+            .unwrap(),
+    );
     let slow = "t = 0\nfor i in range(2 * 10**7):\n    t += i\nplt.plot([1]); plt.savefig(OUT)";
     let start = Arc::new(std::sync::Barrier::new(4));
     let answers: Vec<_> = (0..4)
@@ -330,9 +475,16 @@ fn two_hundred_jobs_from_eight_threads_each_get_their_own_result() {
             })
         })
         .collect();
-    let slots: Vec<usize> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    let slots: Vec<usize> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
     assert_eq!(slots.len(), 200);
-    assert_eq!(slots.iter().collect::<HashSet<_>>().len(), 2, "both workers served");
+    assert_eq!(
+        slots.iter().collect::<HashSet<_>>().len(),
+        2,
+        "both workers served"
+    );
 }
 
 #[test]
@@ -341,7 +493,9 @@ fn dropping_the_executor_leaves_no_process_and_no_temp_dir() {
     let root = exec.work_root().to_path_buf();
     let mut pids = HashSet::new();
     for _ in 0..4 {
-        let o = exec.run(Job::new("plt.plot([1]); plt.savefig(OUT)")).unwrap();
+        let o = exec
+            .run(Job::new("plt.plot([1]); plt.savefig(OUT)"))
+            .unwrap();
         pids.insert(o.worker.unwrap().pid);
     }
     assert!(root.exists());
@@ -357,12 +511,23 @@ fn dropping_the_executor_leaves_no_process_and_no_temp_dir() {
 fn the_hosts_environment_never_reaches_job_code() {
     // SAFETY of set_var: this test binary's other tests never read this variable.
     std::env::set_var("PYWARD_CANARY_SECRET", "canary-7f3a9c");
-    let exec = builder().policy(Policy::gate_disabled_for_testing()).build().unwrap();
+    let exec = builder()
+        .policy(Policy::gate_disabled_for_testing())
+        .build()
+        .unwrap();
     // With the gate off, reach `os` through a helper's globals and dump the environment.
     let code = "env = srcpath.__globals__['os'].environ\nprint(sorted(env.items()))\nplt.plot([1]); plt.savefig(OUT)";
     let outcome = exec.run(Job::new(code)).unwrap();
     expect_ok(&outcome);
-    assert!(outcome.stdout.contains("MPLBACKEND"), "the probe must see the worker's environment: {}", outcome.stdout);
-    assert!(!outcome.stdout.contains("canary-7f3a9c"), "secret leaked: {}", outcome.stdout);
+    assert!(
+        outcome.stdout.contains("MPLBACKEND"),
+        "the probe must see the worker's environment: {}",
+        outcome.stdout
+    );
+    assert!(
+        !outcome.stdout.contains("canary-7f3a9c"),
+        "secret leaked: {}",
+        outcome.stdout
+    );
     assert!(!outcome.stdout.contains("PYWARD_CANARY_SECRET"));
 }

@@ -237,8 +237,8 @@ pub fn check(source: &str, policy: &Policy) -> Result<Verdict, BadInput> {
         let at = loc.locate(e.offset);
         violations.push(Violation {
             rule: Rule::Syntax,
-            line: at.row.get() as u32,
-            col: at.column.get() as u32,
+            line: at.row.get(),
+            col: at.column.get(),
             text: String::new(),
             message: format!("syntax error: {}", e.error),
             hint: "fix the syntax".into(),
@@ -253,8 +253,8 @@ pub fn check(source: &str, policy: &Policy) -> Result<Verdict, BadInput> {
         let at = loc.locate(off);
         violations.push(Violation {
             rule,
-            line: at.row.get() as u32,
-            col: at.column.get() as u32,
+            line: at.row.get(),
+            col: at.column.get(),
             text: text.to_string(),
             message,
             hint: hint.to_string(),
@@ -269,8 +269,8 @@ pub fn check(source: &str, policy: &Policy) -> Result<Verdict, BadInput> {
             _ => {}
         }
         if let Tok::Name { name } = tok {
-            let after_import = matches!(prev, Some(Tok::From))
-                || (matches!(prev, Some(Tok::Import)) && !in_from);
+            let after_import =
+                matches!(prev, Some(Tok::From)) || (matches!(prev, Some(Tok::Import)) && !in_from);
             let after_dot = matches!(prev, Some(Tok::Dot));
             if after_import && !policy.allowed.iter().any(|a| a == name.as_str()) {
                 push(
