@@ -192,7 +192,7 @@ impl JobFailure {
         match self {
             JobFailure::Rejected { teaching, .. } => s.push_str(teaching),
             JobFailure::BadInput(b) => {
-                let _ = write!(s, "The source could not be analysed: {b}. Send plain UTF-8 Python text of reasonable size and nesting.");
+                s.push_str(&b.teaching_text());
             }
             JobFailure::Timeout { limit } => {
                 let _ = write!(s, "The code did not finish within {:.1} s and was stopped. Avoid unbounded loops, reduce data sizes or sample counts, and save the figure once at the end.", limit.as_secs_f64());

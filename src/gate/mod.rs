@@ -1,303 +1,253 @@
-//! Interim static gate: syntax, import allowlist and banned builtins (token level).
-//! The full AST policy engine replaces this module.
+//! The static gate: a policy engine over the Python AST.
+//!
+//! [`check`] parses the source with rustpython-parser and walks the tree against a
+//! [`Policy`]; it returns a [`Verdict`] listing *every* violation (rule, line, column,
+//! offending text, hint), or [`BadInput`] for source that is not safe to parse at all.
+//!
+//! # Order of steps, and why
+//!
+//! 1. **Size, NUL, encoding** ([`check_bytes`]): cheap, and they bound everything after.
+//! 2. **Pre-scan** (`prescan.rs`): bracket depth over the policy cap is refused without
+//!    parsing (100,000 nested parentheses cost one pass over the bytes). The scan also
+//!    bounds how deep the tree can be.
+//! 3. **Parse, walk, drop**: the walk is iterative and *consumes* the tree, so checking
+//!    and dropping never recurse. The parser itself can still drop a deep partial tree
+//!    recursively when it fails on a syntax error, so when the pre-scan bound is large
+//!    the whole step runs on a scoped thread with a [`BIG_STACK`] stack; small sources
+//!    (the common case) run inline and pay no thread start.
+//! 4. **Panics** are caught (`catch_unwind` inline, `join` on the thread) and become
+//!    [`BadInput::Internal`]: the gate fails closed and never takes the host down.
+//!
+//! # Decisions (see `policy.rs` for every list and the reason for each entry)
+//!
+//! - Identifiers are NFKC-normalised before any rule, as CPython does when it parses.
+//! - Dunder *attributes* are always refused, except `super().__init__` and the other
+//!   dunder methods a job may define; dunder *method definitions* are allowed in a class
+//!   body from a reviewed list (`__init__`, `__repr__`, ...). Bare dunder names are refused
+//!   except reading `__name__`.
+//! - `_private` attributes are refused, except `self._x` inside a method of the job's own
+//!   class when `self` is never rebound there, and names whose stripped form is banned
+//!   (`self._os`) are refused even then.
+//! - `io`, `signal`, `code` are refused as bare names only if the job never binds them
+//!   (so `from scipy import signal` and `signal = np.sin(t)` pass).
+//! - A UTF-8 BOM is accepted and stripped by [`check_bytes`] (CPython accepts it in
+//!   bytes); in a `&str` given to [`check`] it is a syntax error, as CPython's
+//!   `compile(str)` rejects it. Callers run the text returned by [`decode_source`].
+//! - Columns are 1-based and counted in characters.
 
-use rustpython_parser::{lexer::lex, source_code::RandomLocator, Mode, Tok};
-use serde::{Deserialize, Serialize};
+mod normalize;
+mod policy;
+mod prescan;
+mod strings;
+mod verdict;
+mod walk;
 
-/// The policy.
-#[derive(Serialize, Deserialize, Clone, Debug)]
-pub struct Policy {
-    enabled: bool,
-    allowed: Vec<String>,
-    banned_builtins: Vec<String>,
-    max_source_bytes: usize,
-}
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
-impl Default for Policy {
-    fn default() -> Self {
-        Self::figures()
-    }
-}
+use rustpython_parser::{ast, Parse};
 
-impl Policy {
-    /// Figures profile.
-    pub fn figures() -> Policy {
-        Policy {
-            enabled: true,
-            allowed: [
-                "numpy",
-                "scipy",
-                "matplotlib",
-                "pandas",
-                "math",
-                "statistics",
-                "json",
-                "csv",
-                "datetime",
-                "collections",
-                "itertools",
-                "functools",
-                "re",
-                "random",
-                "mpl_toolkits",
-            ]
-            .map(String::from)
-            .to_vec(),
-            banned_builtins: [
-                "eval",
-                "exec",
-                "compile",
-                "__import__",
-                "open",
-                "getattr",
-                "setattr",
-                "delattr",
-                "globals",
-                "locals",
-                "vars",
-                "input",
-                "breakpoint",
-                "help",
-                "exit",
-                "quit",
-            ]
-            .map(String::from)
-            .to_vec(),
-            max_source_bytes: 256 * 1024,
-        }
-    }
-    /// Static rules off.
-    pub fn gate_disabled_for_testing() -> Policy {
-        Policy {
-            enabled: false,
-            ..Self::figures()
-        }
-    }
-    /// Whether the static rules run.
-    pub fn gate_enabled(&self) -> bool {
-        self.enabled
-    }
-    /// Size cap.
-    pub fn max_source_bytes(&self) -> usize {
-        self.max_source_bytes
-    }
-    /// Runtime rules.
-    pub fn runtime_rules(&self) -> RuntimeRules {
-        RuntimeRules {
-            allowed_modules: self.allowed.clone(),
-            denied_modules: vec!["numpy.f2py".into(), "numpy.ctypeslib".into()],
-            banned_builtins: self.banned_builtins.clone(),
-            banned_attributes: vec![],
-        }
-    }
-    /// Allowed imports.
-    pub fn allowed_imports(&self) -> Vec<String> {
-        self.allowed.clone()
-    }
-    /// Stable hash.
-    pub fn hash(&self) -> String {
-        let json = serde_json::to_vec(self).unwrap_or_default();
-        let mut h: u64 = 0xcbf29ce484222325;
-        for b in json {
-            h = (h ^ u64::from(b)).wrapping_mul(0x100000001b3);
-        }
-        format!("{h:016x}")
-    }
-}
+pub use crate::gate::policy::{Policy, PolicyError, RuntimeRules};
+pub use crate::gate::verdict::{BadInput, Rule, Verdict, Violation};
 
-/// Runtime rules.
-#[derive(Serialize, Deserialize, Clone, Debug)]
-pub struct RuntimeRules {
-    /// Allowed top-level packages.
-    pub allowed_modules: Vec<String>,
-    /// Denied submodules.
-    pub denied_modules: Vec<String>,
-    /// Builtins removed.
-    pub banned_builtins: Vec<String>,
-    /// Attribute names refused on modules.
-    pub banned_attributes: Vec<String>,
-}
+use crate::gate::verdict::quote;
+use crate::gate::walk::{Raw, Walker};
 
-/// Verdict.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct Verdict {
-    /// Violations.
-    pub violations: Vec<Violation>,
-}
+/// Stack of the thread that parses, walks and drops large or deep sources. It is only
+/// reserved address space: pages are touched as the parser's error path recurses.
+/// With the 1 MiB hard cap on `max_source_bytes` (a tree level costs at least one source
+/// byte) this covers the deepest tree any accepted source can produce.
+pub const BIG_STACK: usize = 256 * 1024 * 1024;
 
-impl Verdict {
-    /// No violations.
-    pub fn is_allowed(&self) -> bool {
-        self.violations.is_empty()
-    }
-    /// Teaching text.
-    pub fn teaching_text(&self, policy: &Policy) -> String {
-        let mut s = String::from("the code was refused before running:\n");
-        for v in &self.violations {
-            s.push_str(&format!("- line {}: {} ({})\n", v.line, v.message, v.hint));
-        }
-        s.push_str(&format!(
-            "allowed imports: {}. read inputs with srcpath('name'); save with plt.savefig(OUT).\n",
-            policy.allowed.join(", ")
-        ));
-        s
-    }
-}
+/// Sources whose pre-scan depth bound is at most this run inline on the caller's thread:
+/// at a measured ~100 bytes of stack per level of the parser's error-path drop (release
+/// and debug alike; 10,000 levels fit in 1 MiB, 20,000 do not),
+/// this keeps the inline path well under 1 MiB of the caller's stack.
+pub const INLINE_DEPTH_BOUND: usize = 1500;
 
-/// One violation.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct Violation {
-    /// Rule.
-    pub rule: Rule,
-    /// Line.
-    pub line: u32,
-    /// Column.
-    pub col: u32,
-    /// Offending text.
-    pub text: String,
-    /// Message.
-    pub message: String,
-    /// Hint.
-    pub hint: String,
-}
-
-/// Rule ids.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[serde(rename_all = "kebab-case")]
-pub enum Rule {
-    /// Syntax error.
-    Syntax,
-    /// Import outside the allowlist.
-    ImportNotAllowed,
-    /// Banned builtin.
-    BannedBuiltin,
-    /// Dunder attribute.
-    DunderAttribute,
-}
-
-impl Rule {
-    /// Stable id.
-    pub fn id(&self) -> &'static str {
-        match self {
-            Rule::Syntax => "syntax",
-            Rule::ImportNotAllowed => "import-not-allowed",
-            Rule::BannedBuiltin => "banned-builtin",
-            Rule::DunderAttribute => "dunder-attribute",
-        }
-    }
-}
-
-/// Bad input.
-#[derive(thiserror::Error, Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum BadInput {
-    /// Not UTF-8.
-    #[error("source is not valid utf-8 (at byte {offset})")]
-    NotUtf8 {
-        /// Offset.
-        offset: usize,
-    },
-    /// NUL byte.
-    #[error("source contains a nul byte (at byte {offset})")]
-    NulByte {
-        /// Offset.
-        offset: usize,
-    },
-    /// Too large.
-    #[error("source is {bytes} bytes, over the limit of {limit}")]
-    TooLarge {
-        /// Size.
-        bytes: usize,
-        /// Limit.
-        limit: usize,
-    },
-}
-
-/// Checks bytes.
-pub fn check_bytes(source: &[u8], policy: &Policy) -> Result<Verdict, BadInput> {
-    if source.len() > policy.max_source_bytes {
+/// Checks `source` against `policy`.
+///
+/// `Ok` carries the verdict (a syntax error is a [`Rule::Syntax`] violation); `Err` means
+/// the source was refused before parsing: too large, NUL, too deep, or a gate failure.
+pub fn check(source: &str, policy: &Policy) -> Result<Verdict, BadInput> {
+    if source.len() > policy.max_source_bytes() {
         return Err(BadInput::TooLarge {
             bytes: source.len(),
-            limit: policy.max_source_bytes,
+            limit: policy.max_source_bytes(),
         });
     }
-    let text = std::str::from_utf8(source).map_err(|e| BadInput::NotUtf8 {
-        offset: e.valid_up_to(),
+    if let Some(offset) = source.bytes().position(|b| b == 0) {
+        return Err(BadInput::NulByte { offset });
+    }
+    if source.starts_with('\u{feff}') {
+        return Ok(Verdict {
+            violations: vec![Violation {
+                rule: Rule::Syntax,
+                line: 1,
+                col: 1,
+                text: "\\u{feff}".into(),
+                message: "byte order mark at the start of a text source".into(),
+                hint: "remove the BOM (or pass the bytes through check_bytes, which strips it)"
+                    .into(),
+            }],
+        });
+    }
+    let scan = prescan::scan(source);
+    if scan.bracket_depth > policy.max_bracket_depth()
+        || scan.string_brace_depth > policy.max_bracket_depth()
+    {
+        return Err(BadInput::TooDeep {
+            limit: policy.max_bracket_depth(),
+        });
+    }
+    if scan.depth_bound <= INLINE_DEPTH_BOUND {
+        match catch_unwind(AssertUnwindSafe(|| run(source, policy))) {
+            Ok(r) => r,
+            Err(_) => Err(BadInput::Internal {
+                message: "gate panicked".into(),
+            }),
+        }
+    } else {
+        std::thread::scope(|s| {
+            let h = std::thread::Builder::new()
+                .name("pyward-gate".into())
+                .stack_size(BIG_STACK)
+                .spawn_scoped(s, || run(source, policy));
+            match h {
+                Ok(h) => h.join().unwrap_or_else(|_| {
+                    Err(BadInput::Internal {
+                        message: "gate panicked".into(),
+                    })
+                }),
+                Err(_) => Err(BadInput::Internal {
+                    message: "could not start the gate thread".into(),
+                }),
+            }
+        })
+    }
+}
+
+/// Decodes job source bytes the way the gate sees them: size cap, UTF-8, NUL, and one
+/// leading UTF-8 BOM stripped. Run exactly the text this returns.
+pub fn decode_source<'b>(source: &'b [u8], policy: &Policy) -> Result<&'b str, BadInput> {
+    if source.len() > policy.max_source_bytes() {
+        return Err(BadInput::TooLarge {
+            bytes: source.len(),
+            limit: policy.max_source_bytes(),
+        });
+    }
+    let body = source.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(source);
+    let bom = source.len() - body.len();
+    let text = std::str::from_utf8(body).map_err(|e| BadInput::NotUtf8 {
+        offset: e.valid_up_to() + bom,
     })?;
+    if let Some(i) = body.iter().position(|b| *b == 0) {
+        return Err(BadInput::NulByte { offset: i + bom });
+    }
+    Ok(text)
+}
+
+/// Checks source given as bytes: [`decode_source`], then [`check`].
+pub fn check_bytes(source: &[u8], policy: &Policy) -> Result<Verdict, BadInput> {
+    let text = decode_source(source, policy)?;
     check(text, policy)
 }
 
-/// Checks source.
-pub fn check(source: &str, policy: &Policy) -> Result<Verdict, BadInput> {
-    if let Some(offset) = source.find('\0') {
-        return Err(BadInput::NulByte { offset });
-    }
-    let mut loc = RandomLocator::new(source);
-    let mut violations = Vec::new();
-    if let Err(e) = rustpython_parser::parse(source, Mode::Module, "<job>") {
-        let at = loc.locate(e.offset);
-        violations.push(Violation {
-            rule: Rule::Syntax,
-            line: at.row.get(),
-            col: at.column.get(),
-            text: String::new(),
-            message: format!("syntax error: {}", e.error),
-            hint: "fix the syntax".into(),
-        });
-        return Ok(Verdict { violations });
-    }
-    if !policy.enabled {
-        return Ok(Verdict { violations });
-    }
-    let toks: Vec<_> = lex(source, Mode::Module).filter_map(Result::ok).collect();
-    let mut push = |rule, off, text: &str, message: String, hint: &str| {
-        let at = loc.locate(off);
-        violations.push(Violation {
-            rule,
-            line: at.row.get(),
-            col: at.column.get(),
-            text: text.to_string(),
-            message,
-            hint: hint.to_string(),
-        });
+/// Parse, walk (consuming the tree) and turn offsets into positions.
+fn run(source: &str, policy: &Policy) -> Result<Verdict, BadInput> {
+    let body = match ast::Suite::parse(source, "<job>") {
+        Ok(b) => b,
+        Err(e) => {
+            let off = u32::from(e.offset) as usize;
+            let (line, col) = LineIndex::new(source).position(off);
+            let msg = e.error.to_string();
+            return Ok(Verdict {
+                violations: vec![Violation {
+                    rule: Rule::Syntax,
+                    line,
+                    col,
+                    text: quote(line_text(source, off)),
+                    message: format!("syntax error: {}", quote(&msg)),
+                    hint: "fix the syntax (python 3.11)".into(),
+                }],
+            });
+        }
     };
-    let mut in_from = false;
-    for (i, (tok, range)) in toks.iter().enumerate() {
-        let prev = i.checked_sub(1).map(|p| &toks[p].0);
-        match tok {
-            Tok::From => in_from = true,
-            Tok::Newline => in_from = false,
-            _ => {}
-        }
-        if let Tok::Name { name } = tok {
-            let after_import =
-                matches!(prev, Some(Tok::From)) || (matches!(prev, Some(Tok::Import)) && !in_from);
-            let after_dot = matches!(prev, Some(Tok::Dot));
-            if after_import && !policy.allowed.iter().any(|a| a == name.as_str()) {
-                push(
-                    Rule::ImportNotAllowed,
-                    range.start(),
-                    name,
-                    format!("import of '{name}' is not allowed"),
-                    "use only the allowed modules",
-                );
-            } else if !after_dot && policy.banned_builtins.iter().any(|b| b == name.as_str()) {
-                push(
-                    Rule::BannedBuiltin,
-                    range.start(),
-                    name,
-                    format!("'{name}' is not available"),
-                    "see the allowed helpers",
-                );
-            } else if after_dot && name.starts_with("__") && name.ends_with("__") {
-                push(
-                    Rule::DunderAttribute,
-                    range.start(),
-                    name,
-                    format!("attribute '{name}' is not allowed"),
-                    "dunder attributes are refused",
-                );
-            }
-        }
+    let res = Walker::new(policy, policy.gate_enabled()).run(body);
+    if res.too_deep {
+        return Err(BadInput::TooDeep {
+            limit: policy.max_ast_depth(),
+        });
     }
+    let idx = LineIndex::new(source);
+    let mut seen = std::collections::HashSet::new();
+    let violations = res
+        .violations
+        .into_iter()
+        .filter(|r| seen.insert((r.rule, r.start, r.end, r.message.clone())))
+        .map(|r| to_violation(source, &idx, r))
+        .collect();
     Ok(Verdict { violations })
+}
+
+fn to_violation(source: &str, idx: &LineIndex, r: Raw) -> Violation {
+    let (line, col) = idx.position(r.start as usize);
+    let start = (r.start as usize).min(source.len());
+    let end = (r.end as usize).clamp(start, source.len());
+    let text = source.get(start..end).unwrap_or("");
+    Violation {
+        rule: r.rule,
+        line,
+        col,
+        text: quote(text),
+        message: r.message,
+        hint: r.hint,
+    }
+}
+
+fn line_text(source: &str, off: usize) -> &str {
+    let off = off.min(source.len());
+    let start = source[..floor_char(source, off)]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let end = source[start..]
+        .find('\n')
+        .map_or(source.len(), |i| start + i);
+    &source[start..end]
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Line starts, to turn byte offsets into 1-based line and character column.
+struct LineIndex<'s> {
+    src: &'s str,
+    starts: Vec<usize>,
+}
+
+impl<'s> LineIndex<'s> {
+    fn new(src: &'s str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(
+            src.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        LineIndex { src, starts }
+    }
+
+    fn position(&self, off: usize) -> (u32, u32) {
+        let off = floor_char(self.src, off.min(self.src.len()));
+        let line = self.starts.partition_point(|s| *s <= off).max(1);
+        let start = self.starts[line - 1];
+        let col = self.src[start..off].chars().count() + 1;
+        (
+            u32::try_from(line).unwrap_or(u32::MAX),
+            u32::try_from(col).unwrap_or(u32::MAX),
+        )
+    }
 }

@@ -167,14 +167,11 @@ impl Executor {
                     teaching,
                 });
             }
-            Ok(_) => {
-                let text = String::from_utf8(job.code).expect("the gate accepted only UTF-8");
-                // CPython accepts a BOM in bytes but not in a str passed to compile().
-                match text.strip_prefix('\u{feff}') {
-                    Some(rest) => rest.to_string(),
-                    None => text,
-                }
-            }
+            // The exact text the gate checked (a leading BOM stripped, as CPython does
+            // for bytes but not for a str passed to compile()).
+            Ok(_) => gate::decode_source(&job.code, policy)
+                .expect("the gate accepted this source")
+                .to_string(),
         };
         let gate_time = submitted.elapsed();
 
