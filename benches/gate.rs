@@ -4,7 +4,7 @@
 
 use std::ffi::CString;
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{black_box, criterion_main, Criterion};
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
 use pyward::gate::{self, Policy};
@@ -35,5 +35,9 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+#[allow(missing_docs)]
+mod group {
+    criterion::criterion_group!(benches, super::bench);
+}
+use group::benches;
 criterion_main!(benches);

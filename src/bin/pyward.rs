@@ -53,6 +53,10 @@ enum Command {
         /// Print one JSON object per file on stdout.
         #[arg(long)]
         json: bool,
+        /// Switch the static gate OFF, to test the runtime and kernel layers alone.
+        /// Never use this for real jobs.
+        #[arg(long)]
+        dangerously_skip_gate: bool,
     },
     /// Check a file with the static gate only.
     Check {
@@ -78,7 +82,21 @@ fn main() -> ExitCode {
             memory,
             workers,
             json,
-        } => run(&files, src, out, timeout, memory, workers, json),
+            dangerously_skip_gate,
+        } => {
+            let policy = if dangerously_skip_gate {
+                eprintln!("pyward: WARNING: the static gate is OFF (--dangerously-skip-gate)");
+                gate::Policy::gate_disabled_for_testing()
+            } else {
+                gate::Policy::figures()
+            };
+            let limits = RunLimits {
+                timeout,
+                memory,
+                workers,
+            };
+            run(&files, src, out, limits, policy, json)
+        }
         Command::Check { file, json } => check(&file, json),
         Command::Doctor => doctor(),
     };
@@ -143,16 +161,26 @@ fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Limits given on the command line.
+struct RunLimits {
+    timeout: f64,
+    memory: u64,
+    workers: Option<usize>,
+}
+
 fn run(
     files: &[PathBuf],
     src: Option<PathBuf>,
     out: Option<PathBuf>,
-    timeout: f64,
-    memory: u64,
-    workers: Option<usize>,
+    limits: RunLimits,
+    policy: gate::Policy,
     as_json: bool,
 ) -> u8 {
+    let RunLimits {
+        timeout,
+        memory,
+        workers,
+    } = limits;
     if !(timeout > 0.0 && timeout.is_finite()) {
         eprintln!("pyward: --timeout must be a positive number of seconds");
         return EXIT_USAGE;
@@ -176,6 +204,7 @@ fn run(
         .workers(workers)
         .timeout(Duration::from_secs_f64(timeout))
         .memory_limit_mib(memory)
+        .policy(policy)
         .build()
     {
         Ok(e) => e,

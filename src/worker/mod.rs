@@ -9,6 +9,7 @@
 //! `/dev/null` and fd 1 at stderr, so that nothing a job or a C library prints can
 //! corrupt a frame; fd 2 goes to the supervisor, which keeps a bounded tail of it.
 
+mod audit;
 mod interpreter;
 
 use std::fs::{self, File};
@@ -98,7 +99,8 @@ fn serve(
         None => return Ok(()),
     };
 
-    if let Err(message) = interpreter::initialize(&init.python) {
+    // The audit hook must exist before the interpreter does (see `audit`).
+    if let Err(message) = audit::register().and_then(|()| interpreter::initialize(&init.python)) {
         return protocol::send(
             output,
             &WorkerMsg::InitFailed {
@@ -115,6 +117,10 @@ fn serve(
     };
     let (prelude, versions) = prelude;
 
+    audit::arm(audit::Roots {
+        read: init.sandbox.read_only.clone(),
+        write: init.sandbox.read_write.clone(),
+    });
     // The sandbox goes on last: warm-up needed to read files (fonts, packages) that jobs
     // must not, and confinement can only ever narrow.
     let sandbox = match crate::sandbox::apply(&init.sandbox) {
