@@ -385,6 +385,17 @@ fn report(
 }
 
 fn doctor() -> u8 {
+    // Probe the kernel before anything else: it describes the host, not a worker.
+    let support = pyward::sandbox::probe();
+    println!(
+        "kernel sandbox support: landlock abi {} (pyward targets {}, requires {}), seccomp {}, no_new_privs {}, SandboxMode::Require would {}",
+        support.landlock_abi.map_or("none".to_string(), |v| v.to_string()),
+        support.landlock_target_abi,
+        support.landlock_required_abi,
+        if support.seccomp { "yes" } else { "no" },
+        if support.no_new_privs { "yes" } else { "no" },
+        if support.require_ok { "succeed" } else { "fail" },
+    );
     let env = pyward::PythonEnv::from_build();
     println!("python home: {}", env.home);
     for p in &env.paths {

@@ -15,7 +15,7 @@
 //!   memory maps, and new audit hooks;
 //!
 //! and, when the innermost Python frame is the job's own code (`<job>`): `compile`,
-//! `exec`, creating code or function objects, frame access (`sys._getframe`), tracing
+//! `exec`, unmarshalling, creating code or function objects, frame access (`sys._getframe`), tracing
 //! and profiling. Library code may still compile (dataclasses, namedtuple do) and read
 //! frames (`warnings` does): that is attributed to the library, not the job.
 //!
@@ -92,8 +92,6 @@ const DENY_ALWAYS: &[&str] = &[
     "socket.",
     "ctypes.",
     "pickle.find_class",
-    "marshal.loads",
-    "marshal.load",
     "gc.get_objects",
     "gc.get_referrers",
     "gc.get_referents",
@@ -117,6 +115,9 @@ const DENY_ALWAYS: &[&str] = &[
 
 /// Events refused when the job's own code raises them directly.
 const DENY_FROM_JOB: &[&str] = &[
+    // The import system itself unmarshals cached bytecode; only the job may not.
+    "marshal.loads",
+    "marshal.load",
     "compile",
     "exec",
     "code.__new__",
