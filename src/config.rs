@@ -7,6 +7,13 @@ use crate::gate::Policy;
 use crate::protocol::PythonEnv;
 use crate::sandbox::SandboxMode;
 
+/// Release builds refuse to start workers the kernel cannot fully confine; debug builds
+/// (development machines with older kernels) apply what they can and report it.
+#[cfg(not(debug_assertions))]
+const DEFAULT_SANDBOX: SandboxMode = SandboxMode::Require;
+#[cfg(debug_assertions)]
+const DEFAULT_SANDBOX: SandboxMode = SandboxMode::BestEffort;
+
 /// What `run` does when the queue is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backpressure {
@@ -67,7 +74,7 @@ impl Default for ExecutorBuilder {
                 python: PythonEnv::from_build(),
                 worker_program: None,
                 policy: Policy::figures(),
-                sandbox: SandboxMode::BestEffort,
+                sandbox: DEFAULT_SANDBOX,
                 stdout_cap: 64 * 1024,
                 max_artifacts: 16,
                 max_artifact_bytes: 64 << 20,
@@ -145,8 +152,10 @@ impl ExecutorBuilder {
         self
     }
 
-    /// How strictly workers must be confined by the kernel. Default: `BestEffort`
-    /// (apply what the kernel supports; `Outcome::worker.sandbox` says what is active).
+    /// How strictly workers must be confined by the kernel. Default: `Require` in release
+    /// builds (`build()` fails with `Error::Sandbox` if a layer is unavailable) and
+    /// `BestEffort` in debug builds (apply what the kernel supports). Either way
+    /// `Outcome::worker.sandbox` says what is really active. `Off` is for tests only.
     pub fn sandbox(mut self, mode: SandboxMode) -> Self {
         self.config.sandbox = mode;
         self

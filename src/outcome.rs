@@ -28,6 +28,9 @@ pub struct Outcome {
     pub worker: Option<WorkerInfo>,
     /// Seed given to numpy's and `random`'s global generators.
     pub seed: u64,
+    /// `false` when the job ran with the static gate switched off
+    /// ([`Policy::gate_disabled_for_testing`](crate::gate::Policy::gate_disabled_for_testing)).
+    pub gate_enabled: bool,
 }
 
 impl Outcome {

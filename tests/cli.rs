@@ -29,13 +29,25 @@ fn json_lines(stdout: &[u8]) -> Vec<Value> {
 #[test]
 fn check_json_reports_violations_and_exit_codes() {
     let dir = tempfile::tempdir().unwrap();
-    let good = write(dir.path(), "good.py", "plt.plot([1, 2]); plt.savefig(OUT)\n");
-    let out = pyward().args(["check", "--json"]).arg(&good).output().unwrap();
+    let good = write(
+        dir.path(),
+        "good.py",
+        "plt.plot([1, 2]); plt.savefig(OUT)\n",
+    );
+    let out = pyward()
+        .args(["check", "--json"])
+        .arg(&good)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(json_lines(&out.stdout)[0]["status"], "ok");
 
     let bad = write(dir.path(), "bad.py", "import os\nos.system('true')\n");
-    let out = pyward().args(["check", "--json"]).arg(&bad).output().unwrap();
+    let out = pyward()
+        .args(["check", "--json"])
+        .arg(&bad)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let v = &json_lines(&out.stdout)[0];
     assert_eq!(v["status"], "rejected");
@@ -44,7 +56,10 @@ fn check_json_reports_violations_and_exit_codes() {
     assert!(first["rule"].is_string() && first["col"].is_number() && first["message"].is_string());
     assert!(v["feedback"].as_str().unwrap().contains("plt.savefig(OUT)"));
 
-    let missing = pyward().args(["check", "/nonexistent/x.py"]).output().unwrap();
+    let missing = pyward()
+        .args(["check", "/nonexistent/x.py"])
+        .output()
+        .unwrap();
     assert_eq!(missing.status.code(), Some(2));
     let usage = pyward().args(["run"]).output().unwrap();
     assert_eq!(usage.status.code(), Some(2));
@@ -64,7 +79,12 @@ fn run_json_renders_both_examples_and_reports_failures() {
         .arg(&broken)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lines = json_lines(&out.stdout);
     assert_eq!(lines.len(), 3);
     for v in &lines[..2] {

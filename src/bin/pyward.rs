@@ -344,6 +344,7 @@ fn report(
             "stdout": outcome.stdout,
             "feedback": outcome.feedback().unwrap_or_default(),
             "seed": outcome.seed,
+            "gate": if outcome.gate_enabled { "on" } else { "off" },
             "worker": outcome.worker.as_ref().map(|w| json!({"slot": w.slot, "pid": w.pid, "sandbox": w.sandbox})),
             "timings_ms": {"queue": ms(t.queue), "gate": ms(t.gate), "stage": ms(t.stage), "exec": ms(t.exec), "validate": ms(t.validate), "total": ms(t.total), "pool_warmup": ms(warmup)},
         });

@@ -156,6 +156,7 @@ impl Executor {
                 },
                 worker: None,
                 seed,
+                gate_enabled: policy.gate_enabled(),
             })
         };
         let code = match gate::check_bytes(&job.code, policy) {
@@ -192,6 +193,7 @@ impl Executor {
             required,
             submitted,
             gate_time,
+            gate_enabled: policy.gate_enabled(),
             reply,
         };
         let queue = self.queue.as_ref().ok_or(Error::Shutdown)?;

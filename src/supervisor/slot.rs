@@ -36,6 +36,7 @@ pub(crate) struct Queued {
     pub required: Vec<String>,
     pub submitted: Instant,
     pub gate_time: Duration,
+    pub gate_enabled: bool,
     /// One-shot: the outcome of exactly this job goes here and nowhere else.
     pub reply: Sender<Result<Outcome>>,
 }
@@ -148,6 +149,7 @@ impl Slot {
             timings,
             worker: Some(info),
             seed: job.seed,
+            gate_enabled: job.gate_enabled,
         };
         let lost = |w: &mut Option<WorkerProcess>| w.take().map(|mut w| w.kill());
         outcome.result = match answer {
