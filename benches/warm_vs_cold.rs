@@ -119,7 +119,7 @@ fn main() {
     ] {
         let f = time_n(n_warm, || floor(code, &out));
         let w = time_n(n_warm, || {
-            let o = exec.run(pyward::Job::new(code)).unwrap();
+            let o = exec.run(pyward::Job::new(code).allow_blank()).unwrap();
             assert!(o.is_success(), "{:?}", o.result);
         });
         let c = time_n(n_cold, || cold(code, &out));

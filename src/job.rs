@@ -1,7 +1,10 @@
 //! A unit of work: code, its input files and per-job limit overrides.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::validate::{TableCheck, Validator};
 
 /// Where a job's input files come from.
 #[derive(Debug, Clone)]
@@ -32,6 +35,9 @@ pub struct Job {
     pub(crate) seed: Option<u64>,
     pub(crate) out_name: String,
     pub(crate) expected: Vec<String>,
+    pub(crate) validators: Vec<Arc<dyn Validator>>,
+    pub(crate) blank_check: bool,
+    pub(crate) task: Option<String>,
 }
 
 impl Job {
@@ -46,6 +52,9 @@ impl Job {
             seed: None,
             out_name: "figure.png".to_string(),
             expected: Vec::new(),
+            validators: Vec::new(),
+            blank_check: true,
+            task: None,
         }
     }
 
@@ -94,6 +103,34 @@ impl Job {
     /// Requires another artifact besides `OUT` (e.g. `table.csv`).
     pub fn expect_artifact(mut self, name: impl Into<String>) -> Job {
         self.expected.push(name.into());
+        self
+    }
+
+    /// Adds a check over the artifacts, run after a successful execution; a failure
+    /// becomes `JobFailure::InvalidOutput`.
+    pub fn validator(mut self, v: impl Validator + 'static) -> Job {
+        self.validators.push(Arc::new(v));
+        self
+    }
+
+    /// Adds table checks over a CSV artifact (which then becomes a required artifact).
+    pub fn table_check(mut self, check: TableCheck) -> Job {
+        if !self.expected.contains(&check.artifact) {
+            self.expected.push(check.artifact.clone());
+        }
+        self.validator(check)
+    }
+
+    /// Accepts a PNG `OUT` whose pixels are all one colour (refused by default: a blank
+    /// figure is almost always a job that forgot to draw).
+    pub fn allow_blank(mut self) -> Job {
+        self.blank_check = false;
+        self
+    }
+
+    /// The task the code was written for, kept in run records and repair feedback.
+    pub fn task(mut self, text: impl Into<String>) -> Job {
+        self.task = Some(text.into());
         self
     }
 

@@ -226,7 +226,17 @@ impl JobFailure {
                 }
             }
             JobFailure::InvalidOutput { check, detail } => {
-                let _ = write!(s, "The code ran but its output is not valid ({check}): {detail}. Save exactly one figure with plt.savefig(OUT) after drawing it.");
+                let _ = write!(
+                    s,
+                    "The code ran but its output is not valid ({check}): {detail}."
+                );
+                s.push_str(if check.starts_with("table:") {
+                    " Fix the computation so that the table meets this requirement, and write it again."
+                } else if check == "blank" {
+                    " Draw the data on the axes before calling plt.savefig(OUT)."
+                } else {
+                    " Save the figure with plt.savefig(OUT) after drawing it."
+                });
             }
         }
         if !matches!(self, JobFailure::Rejected { .. }) {

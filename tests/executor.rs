@@ -532,3 +532,66 @@ fn the_hosts_environment_never_reaches_job_code() {
     );
     assert!(!outcome.stdout.contains("PYWARD_CANARY_SECRET"));
 }
+
+#[test]
+fn blank_figures_and_broken_tables_are_invalid_output() {
+    let exec = builder().preload_pandas(true).build().unwrap();
+    let blank = exec
+        .run(Job::new("plt.figure()\nplt.axis('off')\nplt.savefig(OUT)"))
+        .unwrap();
+    assert!(
+        matches!(blank.failure(), Some(JobFailure::InvalidOutput { check, .. }) if check == "blank"),
+        "{:?}",
+        blank.result
+    );
+    assert!(blank.feedback().unwrap().contains("blank"));
+    let allowed = exec
+        .run(Job::new("plt.figure()\nplt.axis('off')\nplt.savefig(OUT)").allow_blank())
+        .unwrap();
+    expect_ok(&allowed);
+
+    let check: pyward::validate::TableCheck = serde_json::from_str(
+        r#"{"artifact": "alloc.csv", "required_columns": ["dept", "amount"],
+            "keys_from_input": {"input": "depts.csv", "columns": ["dept"]},
+            "unique_keys": ["dept"], "no_nan": ["amount"],
+            "sums": [{"column": "amount", "total": 1000, "tolerance": 0.01}],
+            "bounds": [{"column": "share", "max": 0.35, "where_column": "dept", "equals": "sales"}]}"#,
+    )
+    .unwrap();
+    let input = b"dept,revenue\nrnd,100\nsales,300\nops,600\n".to_vec();
+    let allocate = || {
+        format!(
+            "df = pd.read_csv(srcpath('depts.csv'))\n\
+             df['share'] = df['revenue'] / df['revenue'].sum()\n\
+             df['amount'] = (df['share'] * 1000).round(2)\n\
+             df[['dept', 'share', 'amount']].to_csv(OUT[:-4] + '.csv', index=False)\n\
+             df.plot.bar(x='dept', y='amount')\nplt.savefig(OUT)\n"
+        )
+    };
+    let good = exec
+        .run(
+            Job::new(allocate())
+                .out_name("alloc.png")
+                .src_bytes("depts.csv", input.clone())
+                .table_check(check.clone()),
+        )
+        .unwrap();
+    expect_ok(&good);
+    assert!(good.artifact("alloc.csv").is_some());
+    // Sales gets 30% of the revenue weight: within 35%, over a stricter 25%.
+    let mut strict = check;
+    strict.bounds[0].max = Some(0.25);
+    let bad = exec
+        .run(
+            Job::new(allocate())
+                .out_name("alloc.png")
+                .src_bytes("depts.csv", input)
+                .table_check(strict),
+        )
+        .unwrap();
+    let Some(JobFailure::InvalidOutput { check, detail }) = bad.failure() else {
+        panic!("{:?}", bad.result)
+    };
+    assert_eq!(check, "table:alloc.csv");
+    assert!(detail.contains("at most 0.25"), "{detail}");
+}

@@ -194,6 +194,8 @@ impl Executor {
             submitted,
             gate_time,
             gate_enabled: policy.gate_enabled(),
+            validators: job.validators,
+            blank_check: job.blank_check,
             reply,
         };
         let queue = self.queue.as_ref().ok_or(Error::Shutdown)?;

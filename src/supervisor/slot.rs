@@ -15,7 +15,7 @@ use crate::outcome::{
 };
 use crate::protocol::{self, HostMsg, RunMsg, WorkerMsg};
 use crate::supervisor::process::{describe_exit, RecvError, WorkerProcess};
-use crate::validate;
+use crate::validate::{self, NotBlank, ValidationContext, Validator};
 use crate::workspace::{self, SlotDirs};
 
 /// How often the watchdog samples a busy worker's resident set.
@@ -37,6 +37,8 @@ pub(crate) struct Queued {
     pub submitted: Instant,
     pub gate_time: Duration,
     pub gate_enabled: bool,
+    pub validators: Vec<Arc<dyn Validator>>,
+    pub blank_check: bool,
     /// One-shot: the outcome of exactly this job goes here and nowhere else.
     pub reply: Sender<Result<Outcome>>,
 }
@@ -94,7 +96,7 @@ impl Slot {
     }
 
     /// Runs one job on this slot's worker (spawning one first if needed).
-    fn serve(&self, slot_worker: &mut Option<WorkerProcess>, job: Queued) -> Result<Outcome> {
+    fn serve(&self, slot_worker: &mut Option<WorkerProcess>, mut job: Queued) -> Result<Outcome> {
         let dispatched = Instant::now();
         let mut timings = Timings {
             queue: dispatched
@@ -125,7 +127,7 @@ impl Slot {
         worker.jobs_run += 1;
         let run = RunMsg {
             job_id: job.job_id,
-            code: job.code,
+            code: std::mem::take(&mut job.code),
             seed: job.seed,
             out_name: job.out_name.clone(),
             stdout_cap: self.config.stdout_cap,
@@ -182,7 +184,8 @@ impl Slot {
                         let mut artifacts = artifacts;
                         let checked =
                             check_refused(&done.artifacts_refused, &job.out_name, &job.required)
-                                .and_then(|()| validate::validate(&mut artifacts, &job.required));
+                                .and_then(|()| validate::validate(&mut artifacts, &job.required))
+                                .and_then(|()| self.run_validators(&job, &artifacts));
                         outcome.timings.validate = validate_start.elapsed();
                         checked.map(|()| artifacts)
                     }
@@ -218,6 +221,32 @@ impl Slot {
         }
         outcome.timings.total = job.submitted.elapsed();
         Ok(outcome)
+    }
+}
+
+impl Slot {
+    /// The blank-figure check and the job's own validators, while its inputs are
+    /// still staged.
+    fn run_validators(&self, job: &Queued, artifacts: &[Artifact]) -> Result<(), JobFailure> {
+        let ctx = ValidationContext {
+            artifacts,
+            inputs: &self.dirs.src,
+        };
+        let blank =
+            (job.blank_check && job.out_name.to_ascii_lowercase().ends_with(".png")).then(|| {
+                NotBlank {
+                    artifact: job.out_name.clone(),
+                }
+            });
+        let all = blank
+            .iter()
+            .map(|b| b as &dyn Validator)
+            .chain(job.validators.iter().map(|v| v.as_ref()));
+        for v in all {
+            v.check(&ctx)
+                .map_err(|detail| validate::invalid(&v.id(), detail))?;
+        }
+        Ok(())
     }
 }
 

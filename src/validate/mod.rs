@@ -1,17 +1,100 @@
 //! Artifact checks: "exit 0" is not success. An artifact must exist, be non-empty and
 //! really be what its name says, within size caps.
 
+use std::path::Path;
+
+mod table;
+
+pub use table::{BoundCheck, KeysFromInput, SumCheck, TableCheck};
+
 use crate::outcome::{Artifact, JobFailure};
 
 /// Largest PNG accepted, in pixels (width × height).
 pub const MAX_PNG_PIXELS: u64 = 100_000_000;
 
-/// A check over a job's artifacts, run after every successful execution.
-pub trait Validator: Send + Sync {
+/// What a [`Validator`] sees: the artifacts of a job that ran to the end, and the
+/// directory its inputs were staged in (for checks against an input table).
+#[derive(Debug)]
+pub struct ValidationContext<'a> {
+    /// The job's artifacts, type-checked already.
+    pub artifacts: &'a [Artifact],
+    /// Where the job's inputs are (read-only; valid during validation only).
+    pub inputs: &'a Path,
+}
+
+impl ValidationContext<'_> {
+    /// The artifact with this name, or a failure detail naming what exists.
+    pub fn artifact(&self, name: &str) -> Result<&Artifact, String> {
+        self.artifacts
+            .iter()
+            .find(|a| a.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.artifacts.iter().map(|a| a.name.as_str()).collect();
+                format!("{name} was not written (files written: {names:?})")
+            })
+    }
+}
+
+/// A check over a job's artifacts, run after every successful execution. Failures
+/// become `JobFailure::InvalidOutput` with [`id`](Validator::id) as the check name.
+pub trait Validator: Send + Sync + std::fmt::Debug {
     /// Stable id of the check, reported in `InvalidOutput::check`.
-    fn id(&self) -> &str;
-    /// `Err(detail)` when the artifacts fail the check.
-    fn check(&self, artifacts: &[Artifact]) -> Result<(), String>;
+    fn id(&self) -> String;
+    /// `Err(detail)` when the artifacts fail the check; the detail is shown to a model.
+    fn check(&self, ctx: &ValidationContext<'_>) -> Result<(), String>;
+}
+
+/// Fails when a PNG artifact is a single colour: a figure with nothing drawn on it is
+/// a failure the model must hear about, not a success.
+#[derive(Debug, Clone)]
+pub struct NotBlank {
+    /// The PNG artifact to inspect.
+    pub artifact: String,
+}
+
+impl Validator for NotBlank {
+    fn id(&self) -> String {
+        "blank".into()
+    }
+
+    fn check(&self, ctx: &ValidationContext<'_>) -> Result<(), String> {
+        let art = ctx.artifact(&self.artifact)?;
+        match png_is_single_colour(&art.bytes) {
+            Ok(false) => Ok(()),
+            Ok(true) => Err(format!(
+                "{} is blank: every pixel has the same colour; draw the data before saving",
+                self.artifact
+            )),
+            Err(e) => Err(format!("{} cannot be decoded: {e}", self.artifact)),
+        }
+    }
+}
+
+/// Whether every pixel of a PNG has the same value.
+///
+/// Deflate compresses at most about 1032:1, so a single-colour image is always smaller
+/// than a twentieth of its pixel count in bytes: larger files are decided without
+/// decoding, which keeps this check off the per-job hot path for real figures.
+pub fn png_is_single_colour(bytes: &[u8]) -> Result<bool, String> {
+    let (w, h) = png_dimensions(bytes).ok_or("not a PNG")?;
+    if bytes.len() as u64 > u64::from(w) * u64::from(h) / 20 + 4096 {
+        return Ok(false);
+    }
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
+    let size = reader.output_buffer_size().ok_or("image too large")?;
+    let mut buf = vec![0; size];
+    let info = reader.next_frame(&mut buf).map_err(|e| e.to_string())?;
+    let px = info.color_type.samples()
+        * if info.bit_depth == png::BitDepth::Sixteen {
+            2
+        } else {
+            1
+        };
+    let data = &buf[..info.buffer_size()];
+    let first = &data[..px.min(data.len())];
+    Ok(data.chunks_exact(px).all(|p| p == first))
 }
 
 /// Checks the artifacts the worker returned: every required name is present, and every
@@ -35,7 +118,7 @@ pub fn validate(artifacts: &mut [Artifact], required: &[String]) -> Result<(), J
     Ok(())
 }
 
-fn invalid(check: &str, detail: String) -> JobFailure {
+pub(crate) fn invalid(check: &str, detail: String) -> JobFailure {
     JobFailure::InvalidOutput {
         check: check.to_string(),
         detail,
@@ -170,6 +253,38 @@ mod tests {
         );
         let mut truncated = [art("figure.png", &tiny_png(10, 10)[..40])];
         assert!(validate(&mut truncated, &[]).is_err());
+    }
+
+    #[test]
+    fn blank_detection_decodes_only_small_pngs() {
+        let mut blank = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut blank, 64, 48);
+            enc.set_color(png::ColorType::Rgba);
+            let mut w = enc.write_header().unwrap();
+            w.write_image_data(&[255u8; 64 * 48 * 4]).unwrap();
+        }
+        assert!(png_is_single_colour(&blank).unwrap());
+        let mut dot = vec![255u8; 64 * 48 * 4];
+        dot[1000] = 0;
+        let mut one_dot = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut one_dot, 64, 48);
+            enc.set_color(png::ColorType::Rgba);
+            let mut w = enc.write_header().unwrap();
+            w.write_image_data(&dot).unwrap();
+        }
+        assert!(!png_is_single_colour(&one_dot).unwrap());
+        let ctx = ValidationContext {
+            artifacts: &[art("f.png", &blank)],
+            inputs: Path::new("/"),
+        };
+        assert!(NotBlank {
+            artifact: "f.png".into()
+        }
+        .check(&ctx)
+        .unwrap_err()
+        .contains("blank"));
     }
 
     #[test]

@@ -1,0 +1,254 @@
+//! The legitimate corpus end to end: every script in `tests/data/legit/` (realistic
+//! plotting and data code that the static gate accepts) must run through a real executor
+//! — gate, guarded runtime, audit hook, kernel sandbox, watchdog, validation — and produce
+//! its figure. A failure here is a false positive of one of those layers, so every script
+//! runs before anything is asserted, and each failure is reported with the layer that
+//! refused it and the job's feedback.
+//!
+//! Inputs read through `srcpath()` live in `tests/data/legit_inputs/`, written by
+//! `tests/data/make_legit_inputs.py`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{builder, png_size};
+use pyward::{Job, JobFailure, Outcome};
+
+/// Number of scripts in the corpus: a script that vanishes must not pass silently.
+const CORPUS_SIZE: usize = 28;
+
+/// What a script must print (a substring of stdout), where its output is deterministic.
+const STDOUT_EXPECTED: &[(&str, &str)] = &[
+    ("04_class_plotter.py", "ScatterPlotter('Random points')"),
+    // data, gaps, left, measurements, right and sales.
+    ("10_listdir_many.py", "plotted 6 files"),
+    ("19_collections_counts.py", "('brown', 'dog')"),
+    ("22_generator_walrus.py", "largest gap 14"),
+    ("24_staticmethod_property.py", "True"),
+    ("27_merge_melt.py", "count"),
+];
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+/// The corpus scripts, sorted by name.
+fn scripts() -> Vec<(String, String)> {
+    let dir = data_dir().join("legit");
+    let mut scripts: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let code = std::fs::read_to_string(&p).unwrap();
+            (name, code)
+        })
+        .collect();
+    scripts.sort();
+    scripts
+}
+
+/// The file name `OUT` must have: a script saving a PDF through `PdfPages(OUT)` gets a
+/// `.pdf` OUT, every other one the default PNG.
+fn out_name(code: &str) -> &'static str {
+    if code.contains("PdfPages(OUT)") {
+        "figure.pdf"
+    } else {
+        "figure.png"
+    }
+}
+
+/// Which layer produced a failure, decided from its type and its message's wording.
+fn layer(failure: &JobFailure) -> String {
+    match failure {
+        JobFailure::Rejected { violations, .. } => format!(
+            "gate (src/gate/): {}",
+            violations
+                .iter()
+                .map(|v| format!("{v:?}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        JobFailure::BadInput(b) => format!("gate input checks (src/gate/): {b:?}"),
+        JobFailure::Timeout { limit } => format!("watchdog: timed out after {limit:?}"),
+        JobFailure::MemoryExceeded { limit_bytes } => {
+            format!("watchdog/rlimits: memory over {limit_bytes} bytes")
+        }
+        JobFailure::WorkerCrashed { cause, .. } if cause.contains("SIGSYS") => {
+            format!("seccomp kill (src/sandbox/seccomp.rs): {cause}")
+        }
+        JobFailure::WorkerCrashed { cause, .. } => format!("worker crashed: {cause}"),
+        JobFailure::InvalidOutput { check, detail } => {
+            format!("output validation (src/validate.rs): {check}: {detail}")
+        }
+        JobFailure::PythonError(e) => {
+            let m = &e.message;
+            let t = e.type_name.as_str();
+            let what = if m.contains("[Errno 13]") {
+                "kernel sandbox: Landlock EACCES (src/sandbox/landlock.rs)"
+            } else if m.contains("[Errno 1]") {
+                "kernel sandbox: seccomp deny filter EPERM (src/sandbox/seccomp.rs)"
+            } else if m.contains("[Errno 38]") {
+                "kernel sandbox: seccomp allow filter ENOSYS (src/sandbox/seccomp.rs)"
+            } else if m.contains("[Errno 24]") || t == "MemoryError" {
+                "kernel sandbox: rlimits (src/sandbox/rlimits.rs)"
+            } else if m.contains("[Errno") {
+                "OS error (kernel sandbox?)"
+            } else if t == "PermissionError" && m.contains("is not allowed in this sandbox") {
+                "PEP 578 audit hook (src/worker/audit.rs)"
+            } else if (t == "ImportError" || t == "ModuleNotFoundError")
+                && m.contains("not allowed in this sandbox")
+            {
+                "runtime guarded import (python/prelude.py _guarded_import)"
+            } else if t == "AttributeError"
+                && (m.contains("not available in this sandbox") || m.contains("read-only"))
+            {
+                "runtime module proxy (python/prelude.py _ModuleProxy)"
+            } else if t == "PermissionError" || t == "FileNotFoundError" {
+                "runtime input helpers (python/prelude.py srcpath/listdir)"
+            } else if t == "NameError" {
+                "runtime namespace / curated builtins (python/prelude.py)"
+            } else {
+                "python error (the script itself, or the curated runtime)"
+            };
+            format!("{what}: {t}: {m}")
+        }
+    }
+}
+
+/// Checks one outcome; `Err` carries the whole report for a failing script.
+fn check(name: &str, code: &str, outcome: &Outcome) -> Result<(), String> {
+    let artifacts = match &outcome.result {
+        Ok(artifacts) => artifacts,
+        Err(f) => {
+            let stderr = match f {
+                JobFailure::PythonError(e) => e.stderr_tail.as_str(),
+                JobFailure::WorkerCrashed { stderr_tail, .. } => stderr_tail.as_str(),
+                _ => "",
+            };
+            return Err(format!(
+                "{name}: {}\n  layer: {}\n  feedback:\n{}\n  stderr tail:\n{}\n  stdout:\n{}",
+                f.status(),
+                layer(f),
+                indent(&f.feedback()),
+                indent(stderr),
+                indent(&outcome.stdout)
+            ));
+        }
+    };
+    let out = out_name(code);
+    let Some(art) = artifacts.iter().find(|a| a.name == out) else {
+        let names: Vec<_> = artifacts.iter().map(|a| &a.name).collect();
+        return Err(format!("{name}: ok but no {out} among {names:?}"));
+    };
+    if out.ends_with(".pdf") {
+        if !art.bytes.starts_with(b"%PDF-") || art.media_type != "application/pdf" {
+            return Err(format!("{name}: {out} is not a PDF ({})", art.media_type));
+        }
+    } else {
+        let (w, h) = png_size(&art.bytes);
+        if art.media_type != "image/png" || w < 100 || h < 100 {
+            return Err(format!(
+                "{name}: {out} is {} {w}x{h}, expected a real PNG figure",
+                art.media_type
+            ));
+        }
+    }
+    if let Some((_, want)) = STDOUT_EXPECTED.iter().find(|(n, _)| *n == name) {
+        if !outcome.stdout.contains(want) {
+            return Err(format!(
+                "{name}: stdout lacks {want:?}:\n{}",
+                indent(&outcome.stdout)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    | {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn every_legit_script_runs_end_to_end() {
+    let inputs = data_dir().join("legit_inputs");
+    assert!(
+        Path::new(&inputs).join("recording.mat").is_file(),
+        "run .venv/bin/python tests/data/make_legit_inputs.py"
+    );
+    let scripts = scripts();
+    assert_eq!(
+        scripts.len(),
+        CORPUS_SIZE,
+        "corpus size changed: {:?}",
+        scripts.iter().map(|s| &s.0).collect::<Vec<_>>()
+    );
+
+    let started = Instant::now();
+    let exec = builder()
+        .workers(2)
+        .preload_pandas(true)
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let warm = started.elapsed();
+
+    // Two clients feed the two workers; results land in corpus order.
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Outcome>>> =
+        Mutex::new((0..scripts.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((_, code)) = scripts.get(i) else {
+                    break;
+                };
+                let job = Job::new(code.as_str())
+                    .src_dir(&inputs)
+                    .out_name(out_name(code))
+                    .seed(1234);
+                let outcome = exec.run(job).expect("executor infrastructure");
+                results.lock().unwrap()[i] = Some(outcome);
+            });
+        }
+    });
+    let results = results.into_inner().unwrap();
+
+    let mut failures = Vec::new();
+    println!("corpus: {} scripts, warm-up {warm:.1?}", scripts.len());
+    for ((name, code), outcome) in scripts.iter().zip(&results) {
+        let outcome = outcome.as_ref().expect("every script ran");
+        let verdict = check(name, code, outcome);
+        println!(
+            "  {name:32} {:15} exec {:7.1} ms  total {:7.1} ms{}",
+            outcome.status(),
+            outcome.timings.exec.as_secs_f64() * 1e3,
+            outcome.timings.total.as_secs_f64() * 1e3,
+            match (&verdict, outcome.failure()) {
+                (_, Some(f)) => format!("  <- {}", layer(f)),
+                (Err(_), None) => "  <- wrong output".to_string(),
+                (Ok(()), None) => String::new(),
+            }
+        );
+        if let Err(report) = verdict {
+            failures.push(report);
+        }
+    }
+    println!("corpus wall time {:.1?}", started.elapsed());
+    assert!(
+        failures.is_empty(),
+        "{} of {} legitimate scripts failed:\n\n{}",
+        failures.len(),
+        scripts.len(),
+        failures.join("\n\n")
+    );
+}
