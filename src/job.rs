@@ -134,6 +134,12 @@ impl Job {
         self
     }
 
+    /// The same job with other code (inputs, limits and checks kept).
+    pub fn with_code(mut self, code: impl Into<Vec<u8>>) -> Job {
+        self.code = code.into();
+        self
+    }
+
     /// The job's source code.
     pub fn code(&self) -> &[u8] {
         &self.code

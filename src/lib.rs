@@ -62,6 +62,8 @@ pub mod gate;
 mod job;
 mod outcome;
 pub mod protocol;
+pub mod record;
+mod repair;
 pub mod sandbox;
 mod supervisor;
 pub mod validate;
@@ -76,4 +78,5 @@ pub use outcome::{
     Artifact, JobFailure, Outcome, PythonError, Timings, WorkerInfo, STDERR_TAIL_CHARS,
 };
 pub use protocol::PythonEnv;
+pub use repair::{Attempt, Feedback, Repaired};
 pub use supervisor::{Executor, PoolWarmup};

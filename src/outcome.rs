@@ -88,6 +88,8 @@ pub struct WorkerInfo {
     pub jobs_before: u64,
     /// What the kernel enforces in this worker.
     pub sandbox: Enforcement,
+    /// Versions of Python, numpy and matplotlib in this worker.
+    pub versions: crate::protocol::Versions,
 }
 
 /// Time spent in each step of one job.
@@ -218,6 +220,9 @@ impl JobFailure {
                 }
                 if e.type_name == "ImportError" || e.type_name == "ModuleNotFoundError" {
                     s.push_str("\nOnly the allowed modules can be imported.");
+                }
+                if e.type_name == "KeyError" {
+                    s.push_str("\nA KeyError usually names a column or key that does not exist: check the spelling, or print(df.columns) to see the real names.");
                 }
                 if e.type_name == "FileNotFoundError" {
                     s.push_str(

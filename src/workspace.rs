@@ -103,25 +103,41 @@ pub fn stage(sources: &[Source], dest: &Path) -> Result<usize, StageError> {
                         path: dir.clone(),
                         source,
                     })?;
-                count += stage_dir(&root, &root, dest)?;
+                count += stage_dir(&root, dest)?;
             }
         }
     }
     Ok(count)
 }
 
-fn stage_dir(root: &Path, dir: &Path, dest: &Path) -> Result<usize, StageError> {
+/// One regular file of an input directory.
+#[derive(Debug, Clone)]
+pub struct InputFile {
+    /// Path relative to the input directory.
+    pub rel: PathBuf,
+    /// Where its bytes are (the target, for a symlink inside the directory).
+    pub real: PathBuf,
+}
+
+/// Every regular file below `root` (canonical), sorted by relative path. A symlink is
+/// followed only if it stays inside `root`: a caller's input directory must not become
+/// a way to stage /etc/shadow into the worker. Symlinked directories are not descended.
+pub fn input_files(root: &Path) -> Result<Vec<InputFile>, StageError> {
+    let mut files = Vec::new();
+    walk(root, root, &mut files)?;
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(files)
+}
+
+fn walk(root: &Path, dir: &Path, files: &mut Vec<InputFile>) -> Result<(), StageError> {
     let unreadable = |path: &Path| {
         let path = path.to_path_buf();
         move |source| StageError::Unreadable { path, source }
     };
-    let mut count = 0;
     for entry in fs::read_dir(dir).map_err(unreadable(dir))? {
         let entry = entry.map_err(unreadable(dir))?;
         let path = entry.path();
         let kind = entry.file_type().map_err(unreadable(&path))?;
-        // A symlink is followed only if it stays inside the input root: a caller's input
-        // directory must not become a way to stage /etc/shadow into the worker.
         let real = if kind.is_symlink() {
             let real = path.canonicalize().map_err(unreadable(&path))?;
             if !real.starts_with(root) {
@@ -131,26 +147,33 @@ fn stage_dir(root: &Path, dir: &Path, dest: &Path) -> Result<usize, StageError> 
         } else {
             path.clone()
         };
-        let rel = path.strip_prefix(root).expect("walk stays under root");
-        let target = dest.join(rel);
         let meta = fs::metadata(&real).map_err(unreadable(&real))?;
-        if meta.is_dir() {
-            fs::create_dir_all(&target).map_err(StageError::Write)?;
-            if !kind.is_symlink() {
-                count += stage_dir(root, &real, dest)?;
-            }
+        if meta.is_dir() && !kind.is_symlink() {
+            walk(root, &real, files)?;
         } else if meta.is_file() {
-            if let Some(parent) = target.parent() {
-                fs::create_dir_all(parent).map_err(StageError::Write)?;
-            }
-            // A hard link costs nothing; it fails across filesystems, then we copy.
-            if fs::hard_link(&real, &target).is_err() {
-                fs::copy(&real, &target).map_err(StageError::Write)?;
-            }
-            count += 1;
+            let rel = path
+                .strip_prefix(root)
+                .expect("walk stays under root")
+                .to_path_buf();
+            files.push(InputFile { rel, real });
         }
     }
-    Ok(count)
+    Ok(())
+}
+
+fn stage_dir(root: &Path, dest: &Path) -> Result<usize, StageError> {
+    let files = input_files(root)?;
+    for f in &files {
+        let target = dest.join(&f.rel);
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent).map_err(StageError::Write)?;
+        }
+        // A hard link costs nothing; it fails across filesystems, then we copy.
+        if fs::hard_link(&f.real, &target).is_err() {
+            fs::copy(&f.real, &target).map_err(StageError::Write)?;
+        }
+    }
+    Ok(files.len())
 }
 
 /// `name` as a relative path of normal components only, or `None`.

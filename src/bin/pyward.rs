@@ -8,7 +8,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use serde_json::{json, Value};
 
-use pyward::{gate, Executor, Job, JobFailure, Outcome};
+use pyward::record::{self, Recorder};
+use pyward::{gate, Attempt, Executor, Job, JobFailure, Outcome};
 
 /// Exit code of a job failure (rejected, timed out, raised, ...).
 const EXIT_JOB_FAILED: u8 = 1;
@@ -53,10 +54,27 @@ enum Command {
         /// Print one JSON object per file on stdout.
         #[arg(long)]
         json: bool,
+        /// Do not write a run record.
+        #[arg(long)]
+        no_record: bool,
+        /// Directory of run records.
+        #[arg(long, default_value = "runs")]
+        runs: PathBuf,
         /// Switch the static gate OFF, to test the runtime and kernel layers alone.
         /// Never use this for real jobs.
         #[arg(long)]
         dangerously_skip_gate: bool,
+    },
+    /// Re-execute every attempt of a recorded run and compare the artifacts byte for byte.
+    Replay {
+        /// A run directory (runs/<time>-<id>).
+        run_dir: PathBuf,
+    },
+    /// List recorded runs.
+    Runs {
+        /// Directory of run records.
+        #[arg(default_value = "runs")]
+        dir: PathBuf,
     },
     /// Check a file with the static gate only.
     Check {
@@ -82,6 +100,8 @@ fn main() -> ExitCode {
             memory,
             workers,
             json,
+            no_record,
+            runs,
             dangerously_skip_gate,
         } => {
             let policy = if dangerously_skip_gate {
@@ -95,8 +115,11 @@ fn main() -> ExitCode {
                 memory,
                 workers,
             };
-            run(&files, src, out, limits, policy, json)
+            let recorder = (!no_record).then(|| Recorder::new(runs));
+            run(&files, src, out, limits, policy, recorder, json)
         }
+        Command::Replay { run_dir } => replay(&run_dir),
+        Command::Runs { dir } => list_runs(&dir),
         Command::Check { file, json } => check(&file, json),
         Command::Doctor => doctor(),
     };
@@ -174,6 +197,7 @@ fn run(
     out: Option<PathBuf>,
     limits: RunLimits,
     policy: gate::Policy,
+    recorder: Option<Recorder>,
     as_json: bool,
 ) -> u8 {
     let RunLimits {
@@ -243,7 +267,7 @@ fn run(
             }
         })
         .collect();
-    let results: Vec<pyward::Result<Outcome>> = std::thread::scope(|scope| {
+    let results: Vec<(pyward::Result<Outcome>, Option<PathBuf>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = sources
             .into_iter()
             .zip(&out_paths)
@@ -255,8 +279,8 @@ fn run(
                 if let Some(dir) = &src {
                     job = job.src_dir(dir);
                 }
-                let executor = &executor;
-                scope.spawn(move || executor.run(job))
+                let (executor, recorder) = (&executor, &recorder);
+                scope.spawn(move || run_and_record(executor, recorder.as_ref(), job))
             })
             .collect();
         handles
@@ -266,17 +290,48 @@ fn run(
     });
 
     let mut worst = 0;
-    for ((file, out_path), result) in files.iter().zip(&out_paths).zip(results) {
-        let code = report(file, out_path, result, as_json, warm.total);
+    for ((file, out_path), (result, record)) in files.iter().zip(&out_paths).zip(results) {
+        let code = report(
+            file,
+            out_path,
+            result,
+            record.as_deref(),
+            as_json,
+            warm.total,
+        );
         worst = worst.max(code);
     }
     worst
+}
+
+/// Runs one job and writes its record (a record that cannot be written is reported on
+/// stderr; it does not change the job's result).
+fn run_and_record(
+    executor: &Executor,
+    recorder: Option<&Recorder>,
+    job: Job,
+) -> (pyward::Result<Outcome>, Option<PathBuf>) {
+    let result = executor.run(job.clone());
+    let record = match (&result, recorder) {
+        (Ok(outcome), Some(r)) => {
+            let attempts = [Attempt {
+                code: job.code().to_vec(),
+                outcome: outcome.clone(),
+            }];
+            r.record(executor, &job, &attempts)
+                .map_err(|e| eprintln!("pyward: cannot write the run record: {e}"))
+                .ok()
+        }
+        _ => None,
+    };
+    (result, record)
 }
 
 fn report(
     file: &Path,
     out_path: &Path,
     result: pyward::Result<Outcome>,
+    record: Option<&Path>,
     as_json: bool,
     warmup: Duration,
 ) -> u8 {
@@ -344,6 +399,7 @@ fn report(
             "stdout": outcome.stdout,
             "feedback": outcome.feedback().unwrap_or_default(),
             "seed": outcome.seed,
+            "record": record,
             "gate": if outcome.gate_enabled { "on" } else { "off" },
             "worker": outcome.worker.as_ref().map(|w| json!({"slot": w.slot, "pid": w.pid, "sandbox": w.sandbox})),
             "timings_ms": {"queue": ms(t.queue), "gate": ms(t.gate), "stage": ms(t.stage), "exec": ms(t.exec), "validate": ms(t.validate), "total": ms(t.total), "pool_warmup": ms(warmup)},
@@ -455,4 +511,130 @@ fn doctor() -> u8 {
     } else {
         0
     }
+}
+
+fn replay(run_dir: &Path) -> u8 {
+    let rec = match record::load(run_dir) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("pyward: {}: {e}", run_dir.display());
+            return EXIT_USAGE;
+        }
+    };
+    let jobs: Result<Vec<Job>, _> = (0..rec.attempts.len())
+        .map(|i| record::replay_job(run_dir, &rec, i))
+        .collect();
+    let jobs = match jobs {
+        Ok(j) => j,
+        Err(e) => {
+            println!("refused: {e}");
+            return EXIT_JOB_FAILED;
+        }
+    };
+    let executor = match Executor::builder()
+        .workers(1)
+        .policy(rec.policy.clone())
+        .memory_limit(rec.memory_bytes)
+        .timeout(Duration::from_millis(rec.timeout_ms))
+        .build()
+    {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("pyward: cannot start the pool: {e}");
+            return EXIT_INFRA;
+        }
+    };
+    let mut identical = true;
+    for (i, (job, recorded)) in jobs.into_iter().zip(&rec.attempts).enumerate() {
+        let outcome = match executor.run(job) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("pyward: attempt {}: {e}", i + 1);
+                return EXIT_INFRA;
+            }
+        };
+        let same_status = outcome.status() == recorded.status;
+        identical &= same_status;
+        println!(
+            "attempt {}: {} (recorded {}){}",
+            i + 1,
+            outcome.status(),
+            recorded.status,
+            if same_status { "" } else { "  DIFFERENT" }
+        );
+        for want in &recorded.artifacts {
+            let got = outcome
+                .artifact(&want.name)
+                .map(|a| record::sha256_hex(&a.bytes));
+            let verdict = match &got {
+                Some(h) if *h == want.sha256 => "identical",
+                Some(_) => "DIFFERENT",
+                None => "MISSING",
+            };
+            identical &= verdict == "identical";
+            println!("  {}: {verdict} (sha256 {})", want.name, &want.sha256[..16]);
+        }
+        for extra in outcome
+            .artifacts()
+            .iter()
+            .filter(|a| !recorded.artifacts.iter().any(|r| r.name == a.name))
+        {
+            identical = false;
+            println!("  {}: NEW (not in the record)", extra.name);
+        }
+    }
+    println!(
+        "{}",
+        if identical {
+            "replay: identical"
+        } else {
+            "replay: different"
+        }
+    );
+    if identical {
+        0
+    } else {
+        EXIT_JOB_FAILED
+    }
+}
+
+fn list_runs(dir: &Path) -> u8 {
+    let mut entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(e) => e
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.join("record.json").is_file())
+            .collect(),
+        Err(e) => {
+            eprintln!("pyward: {}: {e}", dir.display());
+            return EXIT_USAGE;
+        }
+    };
+    entries.sort();
+    for path in entries {
+        match record::load(&path) {
+            Ok(r) => {
+                let statuses: Vec<&str> = r.attempts.iter().map(|a| a.status.as_str()).collect();
+                let artifacts: Vec<String> = r
+                    .attempts
+                    .last()
+                    .map(|a| {
+                        a.artifacts
+                            .iter()
+                            .map(|x| format!("{} ({} B)", x.name, x.bytes))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                println!(
+                    "{}  attempts {}  [{}]  {}",
+                    path.display(),
+                    r.attempts.len(),
+                    statuses.join(" -> "),
+                    artifacts.join(", ")
+                );
+            }
+            Err(e) => println!("{}  unreadable: {e}", path.display()),
+        }
+    }
+    0
 }

@@ -176,17 +176,15 @@ impl Executor {
         };
         let gate_time = submitted.elapsed();
 
+        let (timeout, memory_bytes) = self.effective_limits(&job);
         let mut required = vec![job.out_name.clone()];
         required.extend(job.expected);
-        let memory_bytes = job.memory_bytes.map_or(self.config.memory_bytes, |m| {
-            m.min(self.config.memory_bytes)
-        });
         let (reply, outcome) = crossbeam_channel::bounded(1);
         let queued = Queued {
             job_id,
             code,
             sources: job.sources,
-            timeout: job.timeout.unwrap_or(self.config.timeout),
+            timeout,
             memory_bytes,
             seed,
             out_name: job.out_name,
@@ -209,6 +207,14 @@ impl Executor {
             })?,
         }
         outcome.recv().map_err(|_| Error::Shutdown)?
+    }
+
+    /// The deadline and memory ceiling `job` runs with (its overrides applied).
+    pub fn effective_limits(&self, job: &Job) -> (Duration, u64) {
+        let memory = job.memory_bytes.map_or(self.config.memory_bytes, |m| {
+            m.min(self.config.memory_bytes)
+        });
+        (job.timeout.unwrap_or(self.config.timeout), memory)
     }
 
     /// The pool's private temporary directory (removed on drop).

@@ -114,6 +114,7 @@ impl Slot {
             pid: worker.pid(),
             jobs_before: worker.jobs_run,
             sandbox: worker.ready.sandbox.clone(),
+            versions: worker.ready.versions.clone(),
         };
 
         let stage_start = Instant::now();

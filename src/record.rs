@@ -1,0 +1,319 @@
+//! Run records and replay: every run can be written down so that it can be audited and
+//! re-executed later.
+//!
+//! A record is a directory `runs/<time>-<id>/` holding `record.json` (the job: code of
+//! every attempt, task, input manifest with sha256, policy and its hash, limits; each
+//! attempt's verdict and outcome; artifact names, sizes and sha256; seeds, worker,
+//! versions, timings), copies of in-memory inputs under `inputs/` and the artifacts
+//! under `attempt-N/`. It is written into a hidden temporary directory and renamed into
+//! place, so a crash never leaves a half-written record. It never contains the host's
+//! environment.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::gate::Policy;
+use crate::job::{Job, Source};
+use crate::outcome::Outcome;
+use crate::repair::Attempt;
+use crate::supervisor::Executor;
+use crate::workspace;
+
+/// Bumped when the record format changes shape.
+pub const RECORD_VERSION: u32 = 1;
+
+/// The contents of `record.json`.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct RunRecord {
+    /// [`RECORD_VERSION`] at writing time.
+    pub version: u32,
+    /// Unique id of the run.
+    pub id: String,
+    /// Milliseconds since the Unix epoch.
+    pub created_unix_ms: u64,
+    /// The task text, if the job had one.
+    pub task: Option<String>,
+    /// The gate policy every attempt was checked against.
+    pub policy: Policy,
+    /// [`Policy::hash`].
+    pub policy_hash: String,
+    /// Deadline of each attempt, in milliseconds.
+    pub timeout_ms: u64,
+    /// Memory ceiling of each attempt, in bytes.
+    pub memory_bytes: u64,
+    /// File name of `OUT`.
+    pub out_name: String,
+    /// Other artifacts the job had to write.
+    pub expected: Vec<String>,
+    /// Whether a blank PNG was refused.
+    pub blank_check: bool,
+    /// Ids of the job's own validators (their configuration is the caller's).
+    pub validators: Vec<String>,
+    /// Every input file.
+    pub inputs: Vec<InputRecord>,
+    /// Every attempt, in order.
+    pub attempts: Vec<AttemptRecord>,
+}
+
+/// One input file of the run.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct InputRecord {
+    /// Path relative to `SRC`.
+    pub name: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Hex sha256 of the contents.
+    pub sha256: String,
+    /// Where replay finds it.
+    pub origin: InputOrigin,
+}
+
+/// Where an input's bytes come from on replay.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum InputOrigin {
+    /// A file of a caller's input directory (absolute path of the directory).
+    Dir {
+        /// The directory given to `Job::src_dir`.
+        dir: String,
+    },
+    /// An in-memory input, copied into the record under `inputs/`.
+    Stored,
+}
+
+/// One attempt of the run.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct AttemptRecord {
+    /// The code, as sent (lossy UTF-8 if it was not valid UTF-8).
+    pub code: String,
+    /// `ok` or the failure's status word.
+    pub status: String,
+    /// The full outcome (verdict, error, stdout, timings, seed, worker and versions).
+    pub outcome: Outcome,
+    /// The artifacts it produced.
+    pub artifacts: Vec<ArtifactRecord>,
+}
+
+/// One artifact of an attempt.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactRecord {
+    /// File name.
+    pub name: String,
+    /// Media type.
+    pub media_type: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Hex sha256 of the contents.
+    pub sha256: String,
+}
+
+/// Hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Writes run records under one directory.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    dir: PathBuf,
+}
+
+impl Recorder {
+    /// Records go into `dir` (created when needed), e.g. `runs/`.
+    pub fn new(dir: impl Into<PathBuf>) -> Recorder {
+        Recorder { dir: dir.into() }
+    }
+
+    /// Writes the record of `job`'s `attempts` atomically; returns its directory.
+    pub fn record(
+        &self,
+        executor: &Executor,
+        job: &Job,
+        attempts: &[Attempt],
+    ) -> io::Result<PathBuf> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        let seq = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let id = sha256_hex(format!("{}-{}-{seq}", now.as_nanos(), std::process::id()).as_bytes())
+            [..12]
+            .to_string();
+        let (timeout, memory_bytes) = executor.effective_limits(job);
+        let policy = executor.policy().clone();
+        let name = format!("{}-{id}", utc_stamp(now.as_secs()));
+        fs::create_dir_all(&self.dir)?;
+        let staging = tempfile::Builder::new()
+            .prefix(".writing-")
+            .tempdir_in(&self.dir)?;
+
+        let mut inputs = Vec::new();
+        for source in &job.sources {
+            match source {
+                Source::Dir(dir) => {
+                    let root = dir.canonicalize()?;
+                    for f in workspace::input_files(&root).map_err(io::Error::other)? {
+                        let bytes = fs::read(&f.real)?;
+                        inputs.push(InputRecord {
+                            name: f.rel.to_string_lossy().into_owned(),
+                            bytes: bytes.len() as u64,
+                            sha256: sha256_hex(&bytes),
+                            origin: InputOrigin::Dir {
+                                dir: root.to_string_lossy().into_owned(),
+                            },
+                        });
+                    }
+                }
+                Source::Bytes { name, bytes } => {
+                    let target = staging.path().join("inputs").join(name);
+                    fs::create_dir_all(target.parent().expect("inputs/ is a parent"))?;
+                    fs::write(&target, bytes)?;
+                    inputs.push(InputRecord {
+                        name: name.clone(),
+                        bytes: bytes.len() as u64,
+                        sha256: sha256_hex(bytes),
+                        origin: InputOrigin::Stored,
+                    });
+                }
+            }
+        }
+
+        let mut records = Vec::new();
+        for (i, attempt) in attempts.iter().enumerate() {
+            let dir = staging.path().join(format!("attempt-{}", i + 1));
+            let mut artifacts = Vec::new();
+            for a in attempt.outcome.artifacts() {
+                fs::create_dir_all(&dir)?;
+                fs::write(dir.join(&a.name), &a.bytes)?;
+                artifacts.push(ArtifactRecord {
+                    name: a.name.clone(),
+                    media_type: a.media_type.clone(),
+                    bytes: a.bytes.len() as u64,
+                    sha256: sha256_hex(&a.bytes),
+                });
+            }
+            records.push(AttemptRecord {
+                code: String::from_utf8_lossy(&attempt.code).into_owned(),
+                status: attempt.outcome.status().to_string(),
+                outcome: attempt.outcome.clone(),
+                artifacts,
+            });
+        }
+        let record = RunRecord {
+            version: RECORD_VERSION,
+            id,
+            created_unix_ms: now.as_millis() as u64,
+            task: job.task.clone(),
+            policy_hash: policy.hash(),
+            policy,
+            timeout_ms: timeout.as_millis() as u64,
+            memory_bytes,
+            out_name: job.out_name.clone(),
+            expected: job.expected.clone(),
+            blank_check: job.blank_check,
+            validators: job.validators.iter().map(|v| v.id()).collect(),
+            inputs,
+            attempts: records,
+        };
+        let json = serde_json::to_vec_pretty(&record).map_err(io::Error::other)?;
+        fs::write(staging.path().join("record.json"), json)?;
+        let target = self.dir.join(name);
+        // rename(2) of a directory is atomic: readers see no record or a whole one.
+        fs::rename(staging.keep(), &target)?;
+        Ok(target)
+    }
+}
+
+/// Reads `record.json` from a run directory.
+pub fn load(run_dir: &Path) -> io::Result<RunRecord> {
+    let bytes = fs::read(run_dir.join("record.json"))?;
+    serde_json::from_slice(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// Why a recorded run cannot be replayed.
+#[derive(thiserror::Error, Debug)]
+pub enum ReplayError {
+    /// The record is missing or malformed.
+    #[error("cannot read the record: {0}")]
+    Record(#[from] io::Error),
+    /// An input is missing or its contents changed since the run.
+    #[error("input {name} changed since the run ({why})")]
+    InputChanged {
+        /// The input's name.
+        name: String,
+        /// What differs.
+        why: String,
+    },
+}
+
+/// Rebuilds the job of a record's attempt `index` from its verified inputs.
+pub fn replay_job(run_dir: &Path, record: &RunRecord, index: usize) -> Result<Job, ReplayError> {
+    let attempt = &record.attempts[index];
+    let mut job = Job::new(attempt.code.clone().into_bytes())
+        .out_name(record.out_name.clone())
+        .seed(attempt.outcome.seed);
+    job.expected = record.expected.clone();
+    job.blank_check = record.blank_check;
+    job.timeout = Some(std::time::Duration::from_millis(record.timeout_ms));
+    job.memory_bytes = Some(record.memory_bytes);
+    for input in &record.inputs {
+        let path = match &input.origin {
+            InputOrigin::Dir { dir } => Path::new(dir).join(&input.name),
+            InputOrigin::Stored => run_dir.join("inputs").join(&input.name),
+        };
+        let changed = |why: String| ReplayError::InputChanged {
+            name: input.name.clone(),
+            why,
+        };
+        let bytes = fs::read(&path).map_err(|e| changed(e.to_string()))?;
+        let hash = sha256_hex(&bytes);
+        if hash != input.sha256 {
+            return Err(changed(format!("sha256 {hash}, recorded {}", input.sha256)));
+        }
+        // Staged from the verified bytes, never re-read from the directory.
+        job = job.src_bytes(input.name.clone(), bytes);
+    }
+    Ok(job)
+}
+
+/// `YYYYMMDDTHHMMSSZ` for Unix seconds (civil-from-days, proleptic Gregorian).
+fn utc_stamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_stamps() {
+        assert_eq!(utc_stamp(0), "19700101T000000Z");
+        assert_eq!(utc_stamp(1_796_256_000), "20261201T000000Z");
+        assert_eq!(utc_stamp(951_782_400 + 3661), "20000229T010101Z");
+    }
+}

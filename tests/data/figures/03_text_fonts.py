@@ -1,0 +1,8 @@
+fig, ax = plt.subplots(figsize=(6, 4))
+ax.text(0.1, 0.8, 'serif bold', family='serif', weight='bold', size=16)
+ax.text(0.1, 0.6, 'monospace italic', family='monospace', style='italic')
+ax.text(0.5, 0.4, 'rotated', rotation=30, ha='center', va='center', size=14)
+ax.text(0.1, 0.2, 'boxed text', bbox=dict(boxstyle='round', fc='wheat', alpha=0.5))
+fig.suptitle('Text in many styles')
+fig.text(0.99, 0.01, 'footer', ha='right', size=8, color='gray')
+plt.savefig(OUT)

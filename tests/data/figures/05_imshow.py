@@ -1,0 +1,7 @@
+np.random.seed(0)
+img = np.random.rand(40, 60)
+fig, ax = plt.subplots()
+im = ax.imshow(img, cmap='viridis', interpolation='nearest', origin='lower')
+fig.colorbar(im, ax=ax, label='value')
+ax.set_title('imshow nearest')
+plt.savefig(OUT)

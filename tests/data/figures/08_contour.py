@@ -1,0 +1,10 @@
+x = np.linspace(-3, 3, 80)
+y = np.linspace(-2, 2, 60)
+X, Y = np.meshgrid(x, y)
+Z = np.sin(X) * np.cos(Y) + 0.1 * X
+fig, ax = plt.subplots()
+cf = ax.contourf(X, Y, Z, levels=12, cmap='coolwarm')
+cs = ax.contour(X, Y, Z, levels=6, colors='k', linewidths=0.7)
+ax.clabel(cs, inline=True, fontsize=8)
+fig.colorbar(cf)
+plt.savefig(OUT)

@@ -1,0 +1,6 @@
+x = np.linspace(0, 1, 30)
+fig, ax = plt.subplots(figsize=(5, 3))
+ax.plot(x, x ** 2, 'o-')
+ax.set_ylabel('a very long y label that sticks out\nof the default margins', fontsize=14)
+ax.set_xlabel('x label')
+plt.savefig(OUT, dpi=120, bbox_inches='tight')

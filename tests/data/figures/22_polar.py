@@ -1,0 +1,10 @@
+r = np.arange(0, 2, 0.01)
+theta = 2 * np.pi * r
+fig = plt.figure(figsize=(8, 4))
+ax = fig.add_subplot(121, projection='polar')
+ax.plot(theta, r)
+ax.set_rmax(2)
+ax.set_rlabel_position(-22.5)
+ax2 = fig.add_subplot(122, projection='polar')
+ax2.bar(np.linspace(0, 2 * np.pi, 12, endpoint=False), np.arange(1, 13), width=0.4, alpha=0.6)
+plt.savefig(OUT)

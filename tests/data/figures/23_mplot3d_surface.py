@@ -1,0 +1,11 @@
+from mpl_toolkits.mplot3d import Axes3D
+X, Y = np.meshgrid(np.linspace(-2, 2, 30), np.linspace(-2, 2, 30))
+Z = np.exp(-(X ** 2 + Y ** 2))
+fig = plt.figure(figsize=(6, 5))
+ax = fig.add_subplot(projection='3d')
+ax.plot_surface(X, Y, Z, cmap='viridis', edgecolor='none')
+ax.contour(X, Y, Z, zdir='z', offset=-0.2, cmap='viridis')
+ax.set_zlim(-0.2, 1)
+ax.view_init(30, 45)
+ax.set_title('3D surface')
+plt.savefig(OUT)

@@ -1,0 +1,8 @@
+rng = np.random.default_rng(0)
+fig = plt.figure()
+ax = fig.add_subplot(projection='3d')
+p = rng.normal(size=(3, 200))
+ax.scatter(p[0], p[1], p[2], c=p[2], cmap='plasma', s=10)
+ax.plot([0, 1], [0, 1], [0, 1], 'k-')
+ax.set_xlabel('x'); ax.set_ylabel('y'); ax.set_zlabel('z')
+plt.savefig(OUT, bbox_inches='tight', dpi=80)

@@ -1,0 +1,7 @@
+x = np.linspace(-1, 1, 60)
+fig, ax = plt.subplots(figsize=(4, 3))
+ax.plot(x, np.abs(x) ** 0.5)
+ax.set_title('print_png and print_figure')
+fig.canvas.print_png(OUT)
+fig.canvas.print_figure(OUT.replace('.png', '_2.png'), dpi=60)
+fig.canvas.print_figure(OUT[:-4] + '_b.svg')

@@ -1,0 +1,10 @@
+x = np.arange(1, 40)
+fig, ax = plt.subplots()
+ax.plot(x, np.log(x) * 1000)
+plt.savefig(OUT[:-4] + '_a.svg')
+fig.canvas.draw()
+labels = [t.get_text() for t in ax.get_yticklabels()]
+ax.set_title(' | '.join(labels[:4]), fontsize=7)
+ext = ax.yaxis.label.get_window_extent()
+ax.set_xlabel('label y0=%.3f' % ext.y0)
+plt.savefig(OUT)

@@ -1,0 +1,6 @@
+fig, ax = plt.subplots(figsize=(4, 3), facecolor='lightyellow')
+ax.plot([0, 1, 2], [2, 0, 1], lw=3)
+ax.set_facecolor('#eef')
+plt.savefig(OUT, dpi=72, facecolor='lightblue', edgecolor='red')
+plt.savefig(OUT.replace('.png', '_2.png'), facecolor='auto')
+plt.savefig(OUT[:-4] + '_3.jpg')

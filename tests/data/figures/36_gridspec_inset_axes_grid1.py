@@ -1,0 +1,18 @@
+from mpl_toolkits.axes_grid1 import make_axes_locatable
+import matplotlib.gridspec as gridspec
+np.random.seed(0)
+fig = plt.figure(figsize=(7, 4))
+gs = gridspec.GridSpec(2, 3, figure=fig)
+ax1 = fig.add_subplot(gs[:, :2])
+im = ax1.imshow(np.random.rand(20, 20))
+div = make_axes_locatable(ax1)
+cax = div.append_axes('right', size='5%', pad=0.05)
+fig.colorbar(im, cax=cax)
+ax2 = fig.add_subplot(gs[0, 2])
+ax2.plot(np.random.rand(10))
+ins = ax2.inset_axes([0.5, 0.5, 0.45, 0.45])
+ins.plot(np.arange(5))
+ax3 = fig.add_subplot(gs[1, 2])
+ax3.boxplot([np.random.randn(30), np.random.randn(30) + 1])
+plt.savefig(OUT, bbox_inches='tight')
+plt.savefig(OUT.replace('.png', '_2.png'))
