@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 # pyo3 and build.rs embed the virtualenv's interpreter.
 export PYO3_PYTHON := $(abspath $(PY))
 
-.PHONY: venv build demo test lint bench clean
+.PHONY: venv build demo test lint bench soak clean
 
 $(VENV)/.installed: python/requirements.txt
 	@$(PYTHON) -c 'import sysconfig, sys; sys.exit(0 if sysconfig.get_config_var("Py_ENABLE_SHARED") else "pyward needs a Python built with --enable-shared (libpython)")'
@@ -33,6 +33,10 @@ lint: venv
 
 bench: venv
 	cargo bench --bench warm_vs_cold
+
+soak: venv
+	cargo build --release --bins
+	cargo run --release --example soak -- 10000 8 2
 
 clean:
 	cargo clean

@@ -5,8 +5,11 @@
 //! - **gate off** ([`Policy::gate_disabled_for_testing`]): the code reaches the real `os`
 //!   module, the real builtins and the real `__import__` through
 //!   `srcpath.__globals__`, so each attack is genuinely attempted at the OS level and
-//!   what stops it is the curated runtime, the kernel (Landlock, seccomp, rlimits) or the
-//!   supervisor, never a `NameError` of the curated namespace;
+//!   what stops it is the curated runtime (above all the PEP 578 audit hook), the kernel
+//!   (Landlock, seccomp, rlimits) or the supervisor, never a `NameError` of the curated
+//!   namespace. Where the audit hook stops an attack, a second attack reaches the same
+//!   target around it (a symlink in `tmp/`, which the hook judges lexically; a call that
+//!   raises no audit event), so the kernel layer is proven to hold by itself too;
 //! - **gate on** ([`Policy::figures`]): the attack written the way a model would write it
 //!   (`import os; os.system(...)`), to record which layer stops it in production.
 //!
@@ -38,8 +41,8 @@ use pyward::{Executor, Job, JobFailure, Outcome, PythonError};
 enum Layer {
     /// The static gate rejected the code; nothing ran.
     Gate,
-    /// The curated runtime in the worker: guarded import, module proxies, curated
-    /// builtins, captured stdout, the interpreter's recursion limit.
+    /// The curated runtime in the worker: the PEP 578 audit hook, guarded import,
+    /// module proxies, curated builtins, captured stdout, the recursion limit.
     Runtime,
     /// Kernel confinement: Landlock, seccomp or an rlimit answered with an error.
     Kernel,
@@ -150,15 +153,18 @@ struct Attack {
     evidence: Option<Evidence>,
     /// Per-job wall timeout, when the executor's 5 s is not the right one.
     timeout: Option<Duration>,
+    /// Per-job memory ceiling (RSS), when the executor's 1 GiB is not the right one.
+    memory_mib: Option<u64>,
     /// Check that the host's resident set stays roughly flat across the job.
     watch_host_rss: bool,
 }
 
-/// Code of the gate-off side starts with this: the real `os`, builtins and import,
-/// reached through a helper's globals (the gate would refuse every line of it).
+/// Code of the gate-off side starts with this: the real `os`, `sys`, builtins and
+/// import, reached through a helper's globals (the gate would refuse every line of it).
 const GATE_OFF_PRELUDE: &str = "\
 G = srcpath.__globals__
 os = G['os']
+sys = G['sys']
 B = G['builtins']
 imp = B.__import__
 HOME = os.environ['HOME']
@@ -170,9 +176,19 @@ HOME = os.environ['HOME']
 const HOME_CANARIES: &[&str] = &[
     "canary-system",
     "canary-popen",
+    "canary-forkexec",
     "canary-execv",
     "canary-fork",
     "canary-ctypes",
+];
+
+/// Attacks that start a process; the fork bomb only runs when all of them were contained.
+const PROCESS_ATTACKS: &[&str] = &[
+    "os.system",
+    "subprocess.Popen",
+    "_posixsubprocess.fork_exec (no audit event)",
+    "os.execv",
+    "os.fork",
 ];
 
 const GIB: u64 = 1 << 30;
@@ -193,24 +209,49 @@ fn attacks() -> Vec<Attack> {
         },
         evidence: None,
         timeout: None,
+        memory_mib: None,
         watch_host_rss: false,
     };
     use Layer::{Gate, Kernel, Runtime, Supervisor, Validation};
+    // The gate-off code of a "via a symlink" attack passes the audit hook, which judges
+    // paths lexically (the link lives in tmp/), so the kernel sees the real target.
     vec![
         a(
             "read /etc/passwd",
             ("print(open('/etc/passwd').read())", Gate),
-            ("print(B.open('/etc/passwd').read())", Kernel),
+            ("print(B.open('/etc/passwd').read())", Runtime),
         ),
         a(
-            "read /etc/passwd with np.fromfile (C-level open)",
-            ("print(np.fromfile('/etc/passwd', dtype=np.uint8).tobytes())", Kernel),
-            ("print(np.fromfile('/etc/passwd', dtype=np.uint8).tobytes())", Kernel),
+            "read /etc/passwd via a symlink in tmp/",
+            (
+                "import os\nos.symlink('/etc/passwd', 'pw')\nprint(open('pw').read())",
+                Gate,
+            ),
+            (
+                "os.symlink('/etc/passwd', 'pw')\nprint(B.open('pw').read())",
+                Kernel,
+            ),
+        ),
+        a(
+            "read /etc/passwd with np.fromfile",
+            ("print(np.fromfile('/etc/passwd', dtype=np.uint8).tobytes())", Runtime),
+            ("print(np.fromfile('/etc/passwd', dtype=np.uint8).tobytes())", Runtime),
         ),
         a(
             "read /proc/<supervisor>/environ",
             ("print(open('/proc/@PID@/environ', 'rb').read())", Gate),
-            ("print(B.open('/proc/@PID@/environ', 'rb').read())", Kernel),
+            ("print(B.open('/proc/@PID@/environ', 'rb').read())", Runtime),
+        ),
+        a(
+            "read /proc/<supervisor>/environ via a symlink",
+            (
+                "import os\nos.symlink('/proc/@PID@/environ', 'env')\nprint(open('env', 'rb').read())",
+                Gate,
+            ),
+            (
+                "os.symlink('/proc/@PID@/environ', 'env')\nprint(B.open('env', 'rb').read())",
+                Kernel,
+            ),
         ),
         a(
             "read /proc/<supervisor>/mem",
@@ -220,28 +261,61 @@ fn attacks() -> Vec<Attack> {
             ),
             (
                 "f = B.open('/proc/@PID@/mem', 'rb')\nf.seek(0x400000)\nprint(f.read(64))",
+                Runtime,
+            ),
+        ),
+        a(
+            "read /proc/<supervisor>/mem via a symlink",
+            (
+                "import os\nos.symlink('/proc/@PID@/mem', 'mem')\nf = open('mem', 'rb')\nprint(f.read(64))",
+                Gate,
+            ),
+            (
+                "os.symlink('/proc/@PID@/mem', 'mem')\nf = B.open('mem', 'rb')\nf.seek(0x400000)\nprint(f.read(64))",
                 Kernel,
             ),
         ),
         a(
             "read a host file by absolute path",
             ("print(open('@SECRET@').read())", Gate),
-            ("print(B.open('@SECRET@').read())", Kernel),
+            ("print(B.open('@SECRET@').read())", Runtime),
+        ),
+        a(
+            "read a host file via a symlink",
+            (
+                "import os\nos.symlink('@SECRET@', 's')\nprint(open('s').read())",
+                Gate,
+            ),
+            (
+                "os.symlink('@SECRET@', 's')\nprint(B.open('s').read())",
+                Kernel,
+            ),
         ),
         a(
             "read a host file with np.loadtxt",
-            ("print(np.loadtxt('@SECRET@', dtype=str))", Kernel),
-            ("print(np.loadtxt('@SECRET@', dtype=str))", Kernel),
+            ("print(np.loadtxt('@SECRET@', dtype=str))", Runtime),
+            ("print(np.loadtxt('@SECRET@', dtype=str))", Runtime),
         ),
         a(
             "write a file outside out/",
             ("open('@OUTSIDE@/written.txt', 'w').write('escaped')", Gate),
-            ("B.open('@OUTSIDE@/written.txt', 'w').write('escaped')", Kernel),
+            ("B.open('@OUTSIDE@/written.txt', 'w').write('escaped')", Runtime),
+        ),
+        a(
+            "write a file outside out/ via a symlink",
+            (
+                "import os\nos.symlink('@OUTSIDE@/linked.txt', 'l')\nopen('l', 'w').write('escaped')",
+                Gate,
+            ),
+            (
+                "os.symlink('@OUTSIDE@/linked.txt', 'l')\nB.open('l', 'w').write('escaped')",
+                Kernel,
+            ),
         ),
         a(
             "write a file outside out/ with np.savetxt",
-            ("np.savetxt('@OUTSIDE@/savetxt.txt', np.arange(3))", Kernel),
-            ("np.savetxt('@OUTSIDE@/savetxt.txt', np.arange(3))", Kernel),
+            ("np.savetxt('@OUTSIDE@/savetxt.txt', np.arange(3))", Runtime),
+            ("np.savetxt('@OUTSIDE@/savetxt.txt', np.arange(3))", Runtime),
         ),
         Attack {
             evidence: Some(system_returned_minus_one),
@@ -253,7 +327,7 @@ fn attacks() -> Vec<Attack> {
                 ),
                 (
                     "rc = os.system('touch ' + HOME + '/canary-system')\nprint('rc', rc)",
-                    Kernel,
+                    Runtime,
                 ),
             )
         },
@@ -265,6 +339,19 @@ fn attacks() -> Vec<Attack> {
             ),
             (
                 "sp = imp('subprocess')\nsp.Popen(['touch', HOME + '/canary-popen']).wait()",
+                Runtime,
+            ),
+        ),
+        // What subprocess.Popen calls after its audit event; it raises none itself.
+        // The argument list is CPython 3.11's (23 arguments).
+        a(
+            "_posixsubprocess.fork_exec (no audit event)",
+            (
+                "import subprocess\nsubprocess.run(['touch', 'canary-forkexec'])",
+                Gate,
+            ),
+            (
+                "ps = sys.modules['_posixsubprocess']\nr, w = os.pipe()\nps.fork_exec([b'touch', (HOME + '/canary-forkexec').encode()], [b'/usr/bin/touch'], True, (w,), None, None, -1, -1, -1, -1, -1, -1, r, w, True, False, -1, None, None, -1, -1, None, True)",
                 Kernel,
             ),
         ),
@@ -276,7 +363,7 @@ fn attacks() -> Vec<Attack> {
             ),
             (
                 "os.execv('/bin/sh', ['sh', '-c', 'touch ' + HOME + '/canary-execv'])",
-                Kernel,
+                Runtime,
             ),
         ),
         a(
@@ -287,7 +374,7 @@ fn attacks() -> Vec<Attack> {
             ),
             (
                 "pid = os.fork()\nif pid == 0:\n    B.open(HOME + '/canary-fork', 'w').write('child')\n    os._exit(0)\nos.waitpid(pid, 0)",
-                Kernel,
+                Runtime,
             ),
         ),
         a(
@@ -298,7 +385,7 @@ fn attacks() -> Vec<Attack> {
             ),
             (
                 "socket = imp('socket')\ns = socket.create_connection(('127.0.0.1', @PORT@), timeout=2)\ns.sendall(b'escaped')",
-                Kernel,
+                Runtime,
             ),
         ),
         Attack {
@@ -311,26 +398,42 @@ fn attacks() -> Vec<Attack> {
                 ),
                 (
                     "ctypes = imp('ctypes')\nlibc = ctypes.CDLL(None, use_errno=True)\nrc = libc.system(('touch ' + HOME + '/canary-ctypes').encode())\nprint('rc', rc, 'errno', ctypes.get_errno())",
-                    Kernel,
+                    Runtime,
                 ),
             )
         },
         a(
             "os.kill(supervisor, SIGTERM)",
             ("import os, signal\nos.kill(@PID@, signal.SIGTERM)", Gate),
-            ("os.kill(@PID@, 15)", Kernel),
+            ("os.kill(@PID@, 15)", Runtime),
+        ),
+        a(
+            "SIGTERM to the supervisor via pidfd (no audit event)",
+            (
+                "import os, signal\nsignal.pidfd_send_signal(os.pidfd_open(@PID@), signal.SIGTERM)",
+                Gate,
+            ),
+            (
+                "fd = os.pidfd_open(@PID@)\nsys.modules['signal'].pidfd_send_signal(fd, 15)",
+                Kernel,
+            ),
         ),
         a(
             "fork bomb",
             ("import os\nwhile True:\n    os.fork()", Gate),
-            ("while True:\n    os.fork()", Kernel),
+            ("while True:\n    os.fork()", Runtime),
         ),
         a(
             "10 GiB np.ones",
             ("a = np.ones(10 * 2**30, dtype=np.uint8)", Kernel),
             ("a = np.ones(10 * 2**30, dtype=np.uint8)", Kernel),
         ),
-        a(
+        // A lower RSS ceiling for this job (the address-space limit stays at its 4 GiB)
+        // keeps the creep short on a loaded machine.
+        Attack {
+            memory_mib: Some(512),
+            timeout: Some(Duration::from_secs(30)),
+            ..a(
             "memory creep in 32 MiB steps",
             (
                 "keep = []\nwhile True:\n    keep.append(np.ones(2**25, dtype=np.uint8))",
@@ -340,7 +443,7 @@ fn attacks() -> Vec<Attack> {
                 "keep = []\nwhile True:\n    keep.append(np.ones(2**25, dtype=np.uint8))",
                 Supervisor,
             ),
-        ),
+        )},
         Attack {
             evidence: Some(print_flood),
             watch_host_rss: true,
@@ -388,7 +491,7 @@ fn attacks() -> Vec<Attack> {
             ..a(
                 "write a 5 GB file",
                 (
-                    "chunk = np.zeros(2**30, dtype=np.uint8)\nfor i in range(5):\n    chunk.tofile(OUT.replace('.png', f'_{i}.bin'))",
+                    "chunk = np.zeros(2**30, dtype=np.uint8)\nfor i in range(5):\n    np.save(OUT.replace('.png', f'_{i}.npy'), chunk)",
                     Kernel,
                 ),
                 (
@@ -403,11 +506,11 @@ fn attacks() -> Vec<Attack> {
             ..a(
                 "100,000 files in out/",
                 (
-                    "z = np.zeros(1)\nfor i in range(100000):\n    z.tofile(OUT.replace('.png', f'_{i}.bin'))\nplt.plot([1]); plt.savefig(OUT)",
+                    "one = np.ones(1)\nfor i in range(100000):\n    np.save(OUT.replace('.png', f'_{i}.npy'), one)\nprint('files', i + 1)\nplt.plot([1]); plt.savefig(OUT)",
                     Validation,
                 ),
                 (
-                    "d = os.path.dirname(OUT)\nfor i in range(100000):\n    os.close(os.open(d + '/x%06d.bin' % i, os.O_CREAT | os.O_WRONLY, 0o600))\nplt.plot([1]); plt.savefig(OUT)",
+                    "d = os.path.dirname(OUT)\nfor i in range(100000):\n    fd = os.open(d + '/x%06d.bin' % i, os.O_CREAT | os.O_WRONLY, 0o600)\n    os.write(fd, b'x')\n    os.close(fd)\nprint('files', len(os.listdir(d)))\nplt.plot([1]); plt.savefig(OUT)",
                     Validation,
                 ),
             )
@@ -416,7 +519,7 @@ fn attacks() -> Vec<Attack> {
             "infinite recursion",
             ("def f(n):\n    return f(n + 1)\n\nf(0)", Runtime),
             (
-                "G['sys'].setrecursionlimit(10**7)\ndef f():\n    return list(map(lambda _: f(), [0]))\n\nf()",
+                "sys.setrecursionlimit(10**7)\ndef f():\n    return list(map(lambda _: f(), [0]))\n\nf()",
                 Supervisor,
             ),
         ),
@@ -436,7 +539,7 @@ fn attacks() -> Vec<Attack> {
         a(
             "C-level crash: ctypes read of address 0",
             ("import ctypes\nctypes.string_at(0, 8)", Gate),
-            ("ctypes = imp('ctypes')\nctypes.string_at(0, 8)", Supervisor),
+            ("ctypes = imp('ctypes')\nctypes.string_at(0, 8)", Runtime),
         ),
     ]
 }
@@ -515,6 +618,26 @@ fn classify_exception(e: &PythonError) -> Verdict {
     match errno_of(&e.message) {
         Some(n @ (libc::EPERM | libc::EACCES | libc::EFBIG | libc::ENOSYS)) => {
             verdict(Layer::Kernel, format!("{t} {}", errno_name(n)))
+        }
+        // The PEP 578 audit hook: PermissionError without an errno.
+        None if t == "PermissionError" && e.message.contains(" is not allowed in this sandbox") => {
+            let what = e
+                .message
+                .split(" is not allowed")
+                .next()
+                .unwrap_or_default();
+            verdict(Layer::Runtime, format!("audit hook refused {what}"))
+        }
+        // numpy's C code looks `open` up in the calling frame's builtins, the curated
+        // ones, which have none: it fails closed with an error it does not set.
+        None if t == "SystemError"
+            && e.message
+                .ends_with("returned NULL without setting an exception") =>
+        {
+            verdict(
+                Layer::Runtime,
+                "SystemError: no `open` in the curated builtins",
+            )
         }
         _ => verdict(
             Layer::Unexpected,
@@ -599,29 +722,46 @@ fn file_capped(o: &Outcome) -> Option<Verdict> {
             },
         );
     }
-    e.message
-        .ends_with(&format!(" requested and {MAX_ARTIFACT_BYTES} written"))
-        .then(|| {
+    // numpy: "<n> requested and <m> written"; `np.save` wrote its header first.
+    let mut numbers = e.message.split(' ').filter_map(|w| w.parse::<u64>().ok());
+    let (requested, written) = (numbers.next()?, numbers.next()?);
+    let header = 4096;
+    Some(
+        if e.message.ends_with(" written")
+            && written < requested
+            && written + header >= MAX_ARTIFACT_BYTES
+            && written <= MAX_ARTIFACT_BYTES
+        {
             verdict(
                 Layer::Kernel,
                 "short write, file stopped at 64 MiB (RLIMIT_FSIZE)",
             )
-        })
+        } else {
+            verdict(Layer::Unexpected, e.message.clone())
+        },
+    )
 }
 
-/// A flood of output files: the job may succeed, with the artifacts capped.
+/// A flood of output files: every file must really have been created (the job prints
+/// how many), and then either the job fails validation or its artifacts are capped.
 fn artifacts_capped(o: &Outcome) -> Option<Verdict> {
-    let artifacts = o.result.as_ref().ok()?;
-    Some(if artifacts.len() <= MAX_ARTIFACTS {
-        verdict(
+    if o.stdout.trim() != "files 100000" {
+        return None;
+    }
+    Some(match &o.result {
+        Ok(artifacts) if artifacts.len() <= MAX_ARTIFACTS => verdict(
             Layer::Validation,
-            format!("{} artifacts kept, the rest refused", artifacts.len()),
-        )
-    } else {
-        verdict(
+            format!("{} of 100,001 files returned", artifacts.len()),
+        ),
+        Ok(artifacts) => verdict(
             Layer::NotStopped,
             format!("{} artifacts returned", artifacts.len()),
-        )
+        ),
+        Err(JobFailure::InvalidOutput { check, .. }) => verdict(
+            Layer::Validation,
+            format!("InvalidOutput ({check}), 100,000 files created"),
+        ),
+        Err(_) => classify(o),
     })
 }
 
@@ -651,7 +791,15 @@ fn executor(gate_on: bool) -> Executor {
     } else {
         Policy::gate_disabled_for_testing()
     };
-    builder()
+    let mut builder = builder();
+    // The pool's tree on tmpfs when there is one: the 100,000-file flood is dominated
+    // by the file system (creating a file on a busy ext4 costs up to a millisecond,
+    // on tmpfs microseconds). Nothing about confinement depends on where it lives.
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() && tempfile::tempdir_in(shm).is_ok() {
+        builder = builder.work_dir(shm);
+    }
+    builder
         .policy(policy)
         .sandbox(SandboxMode::Require)
         .timeout(Duration::from_secs(5))
@@ -721,14 +869,18 @@ fn run_suite(ctx: &Ctx, attacks: &[Attack], gate_on: bool) -> Vec<Run> {
     let mut runs: Vec<Run> = Vec::new();
     for attack in attacks {
         let side = if gate_on { &attack.on } else { &attack.off };
-        // Never start a real fork bomb on a worker that was seen to fork.
+        // Never start a real fork bomb on a pool whose workers were seen to start a
+        // process.
         if attack.name == "fork bomb" {
-            let fork = attacks.iter().position(|a| a.name == "os.fork").unwrap();
-            let forked = &runs[fork];
-            if forked.verdict.layer == Layer::NotStopped || !forked.problems.is_empty() {
+            let escaped = attacks
+                .iter()
+                .zip(&runs)
+                .filter(|(a, _)| PROCESS_ATTACKS.contains(&a.name))
+                .any(|(_, r)| r.verdict.layer == Layer::NotStopped || !r.problems.is_empty());
+            if escaped {
                 runs.push(Run {
-                    verdict: verdict(Layer::Unexpected, "skipped: os.fork was not contained"),
-                    problems: vec!["skipped because os.fork was not contained".into()],
+                    verdict: verdict(Layer::Unexpected, "skipped"),
+                    problems: vec!["skipped: a process attack was not contained".into()],
                 });
                 continue;
             }
@@ -741,6 +893,9 @@ fn run_suite(ctx: &Ctx, attacks: &[Attack], gate_on: bool) -> Vec<Run> {
         let mut job = Job::new(code);
         if let Some(t) = attack.timeout {
             job = job.timeout(t);
+        }
+        if let Some(mib) = attack.memory_mib {
+            job = job.memory_limit(mib << 20);
         }
         let rss_before = host_rss_bytes();
         let started = Instant::now();
@@ -800,7 +955,14 @@ fn every_attack_is_contained_with_the_gate_off_and_the_table_holds() {
         (on.join().unwrap(), off.join().unwrap())
     });
 
-    let cell = |r: &Run| format!("{}: {}", r.verdict.layer, r.verdict.detail);
+    // Host-specific paths and the pid out of the table, so it can go into the README.
+    let cell = |r: &Run| {
+        format!("{}: {}", r.verdict.layer, r.verdict.detail)
+            .replace(ctx.secret_path.to_str().unwrap(), "<host file>")
+            .replace(ctx.outside.path().to_str().unwrap(), "<outside>")
+            .replace(&ctx.host_pid.to_string(), "<supervisor>")
+            .replace('|', "\\|")
+    };
     let mut table = String::from("| attack | gate on | gate off |\n| --- | --- | --- |\n");
     let mut failures = Vec::new();
     for ((attack, on), off) in attacks.iter().zip(&on).zip(&off) {

@@ -192,11 +192,17 @@ fn every_legit_script_runs_end_to_end() {
         scripts.iter().map(|s| &s.0).collect::<Vec<_>>()
     );
 
+    // Every script gets a fresh worker (`max_jobs_per_worker(1)`): what works in a worker
+    // can depend on what earlier jobs left cached in it (numpy caches some lazy imports
+    // once any caller succeeds), so a shared pool would let one script hide another's
+    // false positive, depending on scheduling. A fresh worker is what the first job after
+    // every (re)start sees. Costs a warm-up per script: ~30 s instead of ~10 s.
     let started = Instant::now();
     let exec = builder()
         .workers(2)
         .preload_pandas(true)
         .timeout(Duration::from_secs(30))
+        .max_jobs_per_worker(1)
         .build()
         .unwrap();
     let warm = started.elapsed();

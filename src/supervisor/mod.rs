@@ -6,7 +6,7 @@ mod slot;
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -29,6 +29,7 @@ pub struct Executor {
     queue: Option<Sender<Queued>>,
     slots: Vec<JoinHandle<()>>,
     next_job: AtomicU64,
+    pids: Arc<[AtomicU32]>,
     seeds: RandomState,
     warmup: PoolWarmup,
     // Declared last: removed after the slots have stopped their workers.
@@ -66,6 +67,7 @@ impl Executor {
         let config = Arc::new(config);
         let (queue_tx, queue_rx) = crossbeam_channel::bounded(config.queue_depth);
         let (ready_tx, ready_rx) = crossbeam_channel::unbounded();
+        let pids: Arc<[AtomicU32]> = (0..config.workers).map(|_| AtomicU32::new(0)).collect();
         let mut slots = Vec::with_capacity(config.workers);
         for index in 0..config.workers {
             let dirs = SlotDirs::create(root.path(), index)
@@ -77,6 +79,7 @@ impl Executor {
                 dirs,
                 mpl_config: mpl_config.clone(),
                 queue: queue_rx.clone(),
+                pids: Arc::clone(&pids),
             };
             let ready = ready_tx.clone();
             let handle = std::thread::Builder::new()
@@ -93,6 +96,7 @@ impl Executor {
             queue: Some(queue_tx),
             slots,
             next_job: AtomicU64::new(1),
+            pids,
             seeds: RandomState::new(),
             warmup: PoolWarmup {
                 total: Duration::ZERO,
@@ -119,6 +123,16 @@ impl Executor {
     /// How long the pool took to warm up.
     pub fn warmup(&self) -> &PoolWarmup {
         &self.warmup
+    }
+
+    /// The process id of each slot's live worker (0 while a slot has none). For
+    /// monitoring and chaos testing; a pid may be stale by the time it is read.
+    pub fn worker_pids(&self) -> Vec<u32> {
+        self.pids
+            .iter()
+            .map(|p| p.load(Ordering::Relaxed))
+            .filter(|&p| p != 0)
+            .collect()
     }
 
     /// Number of worker slots.

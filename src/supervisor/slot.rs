@@ -3,6 +3,7 @@
 //! killed, or has run its quota of jobs.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -51,6 +52,8 @@ pub(crate) struct Slot {
     pub dirs: SlotDirs,
     pub mpl_config: PathBuf,
     pub queue: Receiver<Queued>,
+    /// The pid of each slot's live worker (0 while it has none), for monitoring.
+    pub pids: Arc<[AtomicU32]>,
 }
 
 impl Slot {
@@ -71,6 +74,9 @@ impl Slot {
         while let Ok(job) = self.queue.recv() {
             let reply = job.reply.clone();
             let result = self.serve(&mut worker, job);
+            if worker.is_none() {
+                self.pids[self.index].store(0, Ordering::Relaxed);
+            }
             let _ = reply.send(result);
             // Replace a lost or retired worker now, not when the next job is waiting.
             let retire = worker
@@ -85,6 +91,7 @@ impl Slot {
                 worker = self.spawn().ok();
             }
         }
+        self.pids[self.index].store(0, Ordering::Relaxed);
         if let Some(w) = worker {
             w.shutdown();
         }
@@ -92,7 +99,10 @@ impl Slot {
 
     fn spawn(&self) -> Result<WorkerProcess> {
         let _ = self.dirs.clear();
-        WorkerProcess::spawn(&self.program, &self.config, &self.dirs, &self.mpl_config)
+        let worker =
+            WorkerProcess::spawn(&self.program, &self.config, &self.dirs, &self.mpl_config)?;
+        self.pids[self.index].store(worker.pid(), Ordering::Relaxed);
+        Ok(worker)
     }
 
     /// Runs one job on this slot's worker (spawning one first if needed).
