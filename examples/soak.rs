@@ -6,7 +6,7 @@
 //!
 //! Run: `cargo run --release --example soak -- [JOBS] [THREADS] [WORKERS]`.
 
-#![allow(dead_code)]
+#![allow(dead_code, missing_docs)]
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -210,14 +210,15 @@ pub fn soak(cfg: &SoakConfig) -> SoakSummary {
     if let Some(c) = chaos {
         c.join().expect("chaos thread");
     }
-    let exec = Arc::try_unwrap(exec).ok().expect("all threads joined");
+    let Ok(exec) = Arc::try_unwrap(exec) else {
+        panic!("all threads joined")
+    };
     drop(exec);
 
-    let mut s = Arc::try_unwrap(summary)
-        .ok()
-        .expect("joined")
-        .into_inner()
-        .unwrap();
+    let Ok(summary) = Arc::try_unwrap(summary) else {
+        panic!("all threads joined")
+    };
+    let mut s = summary.into_inner().unwrap();
     let mut lat = latencies.lock().unwrap().clone();
     lat.sort();
     if !lat.is_empty() {

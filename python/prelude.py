@@ -17,7 +17,7 @@ import warnings
 
 _RULES = None        # runtime rules sent by the supervisor (dict)
 _SRC = _OUT = _TMP = None
-_SRC_REAL = None
+_SRC_REAL = _OUT_REAL = _TMP_REAL = None
 _JOB_BUILTINS = None  # curated builtins, copied per job
 _INJECTED = None      # names injected into every job's globals
 _SAVED_RC = None      # rcParams right after warm-up
@@ -93,7 +93,22 @@ def _proxy(module):
 
 
 def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
-    """`__import__` for job code: the policy's allowlist, enforced at run time too."""
+    """`__import__` for job code: the policy's allowlist, enforced at run time too.
+
+    C code that imports lazily while a job frame is the current frame (numpy's
+    `x.mean()` importing `numpy._core._methods`) reaches this function too, because
+    `PyImport_Import` takes `__import__` from the current frame's builtins. It passes
+    an empty *list* as fromlist, where the import statement passes None or a tuple of
+    names, and it needs the real module, private submodules included (numpy's
+    `_core._methods`). That call is let through to the real import when its top-level
+    package is allowed; the denied submodules apply to import statements only. Job code
+    could make such a call only by reaching `__import__` itself, which the gate refuses
+    (dunder name); the audit hook and the kernel hold either way.
+    """
+    if type(fromlist) is list and not fromlist and not level:
+        if not isinstance(name, str) or name.partition('.')[0] not in _RULES['allowed_modules']:
+            _refuse_import(name)
+        return _REAL_IMPORT(name, globals, locals, fromlist, level)
     if level:
         raise ImportError("relative imports are not allowed in this sandbox")
     if not isinstance(name, str) or not _module_allowed(name):
@@ -145,11 +160,32 @@ def walkfiles():
     return sorted(found)
 
 
+_REAL_OPEN = builtins.open
+
+
+def _guarded_open(file, mode='r', *args, **kwargs):
+    """`open` for C code that looks it up in the job's builtins.
+
+    numpy's `fromfile` and `ndarray.tofile` find `open` through the builtins of the
+    current frame, which are the job's. The gate refuses `open` in job code itself; this
+    one serves numpy, reading only inside SRC, out/ and tmp/, writing only out/ and tmp/.
+    """
+    if isinstance(file, int):
+        raise PermissionError("opening file descriptors is not allowed in this sandbox")
+    path = os.path.realpath(os.fspath(file))
+    writing = any(c in mode for c in 'wax+')
+    roots = (_OUT_REAL, _TMP_REAL) if writing else (_SRC_REAL, _OUT_REAL, _TMP_REAL)
+    if not any(path == r or path.startswith(r + os.sep) for r in roots):
+        what = 'writing' if writing else 'reading'
+        raise PermissionError(f"{what} {os.fspath(file)!r} is not allowed; read inputs through srcpath('name') and write to OUT")
+    return _REAL_OPEN(file, mode, *args, **kwargs)
+
+
 # --- warm-up ----------------------------------------------------------------------------
 
-def warm_up(rules, src, out, tmp, preload_pandas):
+def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
     """Imports the scientific stack, renders one figure, freezes the warm state."""
-    global _RULES, _SRC, _OUT, _TMP, _SRC_REAL, _JOB_BUILTINS, _INJECTED, _SAVED_RC, _SAVED_WARNINGS
+    global _RULES, _SRC, _OUT, _TMP, _SRC_REAL, _OUT_REAL, _TMP_REAL, _JOB_BUILTINS, _INJECTED, _SAVED_RC, _SAVED_WARNINGS
     _RULES = {
         'allowed_modules': frozenset(rules['allowed_modules']),
         'denied_modules': tuple(rules['denied_modules']),
@@ -157,12 +193,23 @@ def warm_up(rules, src, out, tmp, preload_pandas):
     }
     _SRC, _OUT, _TMP = src, out, tmp
     _SRC_REAL = os.path.realpath(src)
+    _OUT_REAL = os.path.realpath(out)
+    _TMP_REAL = os.path.realpath(tmp)
 
     import numpy
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     from scipy.io import loadmat
+    render_once_active = False
+    if render_once is not None:
+        # Checks that matplotlib still behaves as the patch assumes (and renders a test
+        # figure both ways); on any doubt the worker keeps stock savefig.
+        try:
+            render_once.install(self_test=True)
+            render_once_active = True
+        except RuntimeError as exc:
+            print(f'pyward: render-once disabled: {exc}', file=sys.stderr)
     injected = {'np': numpy, 'plt': plt}
     if preload_pandas:
         import pandas
@@ -177,6 +224,8 @@ def warm_up(rules, src, out, tmp, preload_pandas):
     fig.savefig(io.BytesIO(), format='png')
     plt.close('all')
 
+    # SVG element ids come from a salted hash; a fixed salt makes SVG output reproducible.
+    matplotlib.rcParams['svg.hashsalt'] = 'pyward'
     _SAVED_RC = matplotlib.rcParams.copy()
     _SAVED_WARNINGS = list(warnings.filters)
 
@@ -186,6 +235,7 @@ def warm_up(rules, src, out, tmp, preload_pandas):
     for name in ('__loader__', '__spec__', '__package__'):
         curated.pop(name, None)
     curated['__import__'] = _guarded_import
+    curated['open'] = _guarded_open
     _JOB_BUILTINS = curated
 
     _INJECTED = {name: _proxy(mod) for name, mod in injected.items()}
@@ -198,6 +248,7 @@ def warm_up(rules, src, out, tmp, preload_pandas):
         'python': sys.version.split()[0],
         'numpy': numpy.__version__,
         'matplotlib': matplotlib.__version__,
+        'render_once': render_once_active,
     }
 
 

@@ -90,6 +90,8 @@ pub struct WorkerInfo {
     pub sandbox: Enforcement,
     /// Versions of Python, numpy and matplotlib in this worker.
     pub versions: crate::protocol::Versions,
+    /// Whether this worker saves figures with render-once.
+    pub render_once: bool,
 }
 
 /// Time spent in each step of one job.

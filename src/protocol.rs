@@ -15,7 +15,7 @@ use crate::gate::RuntimeRules;
 use crate::sandbox::{Enforcement, SandboxSpec};
 
 /// Bumped whenever a message changes shape; a worker of another version is refused.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Largest frame either side accepts (a message or one artifact), in bytes.
 pub const MAX_FRAME: usize = 256 * 1024 * 1024;
@@ -67,6 +67,8 @@ pub struct InitMsg {
     pub sandbox: SandboxSpec,
     /// Preload pandas during warm-up (costs warm-up time, saves it in the first job).
     pub preload_pandas: bool,
+    /// Install the render-once savefig (see `python/render_once.py`).
+    pub render_once: bool,
 }
 
 /// Contents of [`HostMsg::Run`].
@@ -132,6 +134,8 @@ pub struct ReadyMsg {
     pub versions: Versions,
     /// What the kernel really enforces in this worker.
     pub sandbox: Enforcement,
+    /// Whether render-once is active (requested, and its upstream assumptions held).
+    pub render_once: bool,
 }
 
 /// Versions reported by a worker.

@@ -560,13 +560,12 @@ fn blank_figures_and_broken_tables_are_invalid_output() {
     .unwrap();
     let input = b"dept,revenue\nrnd,100\nsales,300\nops,600\n".to_vec();
     let allocate = || {
-        format!(
-            "df = pd.read_csv(srcpath('depts.csv'))\n\
+        "df = pd.read_csv(srcpath('depts.csv'))\n\
              df['share'] = df['revenue'] / df['revenue'].sum()\n\
              df['amount'] = (df['share'] * 1000).round(2)\n\
              df[['dept', 'share', 'amount']].to_csv(OUT[:-4] + '.csv', index=False)\n\
              df.plot.bar(x='dept', y='amount')\nplt.savefig(OUT)\n"
-        )
+            .to_string()
     };
     let good = exec
         .run(
@@ -594,4 +593,33 @@ fn blank_figures_and_broken_tables_are_invalid_output() {
     };
     assert_eq!(check, "table:alloc.csv");
     assert!(detail.contains("at most 0.25"), "{detail}");
+}
+
+#[test]
+fn numpy_binary_file_io_works_inside_src_and_out_only() {
+    let exec = builder().build().unwrap();
+    let raw: Vec<u8> = (0u8..16).collect();
+    let code =
+        "a = np.fromfile(srcpath('a.bin'), dtype='u1')\nprint(a.sum())\n(a * 2).tofile(OUT)\n";
+    let outcome = exec
+        .run(
+            Job::new(code)
+                .out_name("doubled.bin")
+                .src_bytes("a.bin", raw),
+        )
+        .unwrap();
+    expect_ok(&outcome);
+    assert_eq!(outcome.stdout, "120\n");
+    assert_eq!(
+        outcome.artifact("doubled.bin").unwrap().bytes,
+        (0u8..16).map(|x| x * 2).collect::<Vec<_>>()
+    );
+    // The same C path cannot leave the sandbox's directories.
+    let outcome = exec
+        .run(Job::new("np.fromfile('/etc/passwd', dtype='u1')\n"))
+        .unwrap();
+    let Some(JobFailure::PythonError(e)) = outcome.failure() else {
+        panic!("{:?}", outcome.result)
+    };
+    assert_eq!(e.type_name, "PermissionError", "{e:?}");
 }

@@ -93,6 +93,9 @@ impl WorkerProcess {
             .env("OMP_NUM_THREADS", "1")
             .env("MKL_NUM_THREADS", "1")
             .env("NUMEXPR_NUM_THREADS", "1")
+            // Fixed dates in PDF and SVG metadata: the same job gives the same bytes,
+            // which replay checks.
+            .env("SOURCE_DATE_EPOCH", "0")
             .current_dir(&dirs.tmp)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -156,6 +159,7 @@ impl WorkerProcess {
                 warmup_ms: 0.0,
                 versions: Default::default(),
                 sandbox: crate::sandbox::Enforcement::none(),
+                render_once: false,
             },
             jobs_run: 0,
         };
@@ -166,6 +170,7 @@ impl WorkerProcess {
             dirs: dirs.for_worker(),
             sandbox: sandbox_spec(config, dirs, mpl_config),
             preload_pandas: config.preload_pandas,
+            render_once: config.render_once,
         }));
         if let Err(e) = protocol::send(&mut worker.stdin, &init) {
             return Err(worker.startup_failure(format!("sending init: {e}")));

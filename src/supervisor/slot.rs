@@ -125,6 +125,7 @@ impl Slot {
             jobs_before: worker.jobs_run,
             sandbox: worker.ready.sandbox.clone(),
             versions: worker.ready.versions.clone(),
+            render_once: worker.ready.render_once,
         };
 
         let stage_start = Instant::now();

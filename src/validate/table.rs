@@ -225,7 +225,7 @@ impl Validator for TableCheck {
             for r in 0..table.rows.len() {
                 sum += table.number(r, col, name)?;
             }
-            if !((sum - s.total).abs() <= s.tolerance) {
+            if (sum - s.total).abs() > s.tolerance || sum.is_nan() {
                 return Err(format!(
                     "{name} column {:?} sums to {sum}, expected {} (tolerance {})",
                     s.column, s.total, s.tolerance

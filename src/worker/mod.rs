@@ -28,6 +28,7 @@ use crate::protocol::{
 };
 
 const PRELUDE: &str = include_str!("../../python/prelude.py");
+const RENDER_ONCE: &str = include_str!("../../python/render_once.py");
 
 /// Entry point of the `pyward-worker` program.
 pub fn main() -> ExitCode {
@@ -115,7 +116,7 @@ fn serve(
             return protocol::send(output, &WorkerMsg::InitFailed { stage, message });
         }
     };
-    let (prelude, versions) = prelude;
+    let (prelude, versions, render_once) = prelude;
 
     audit::arm(audit::Roots {
         read: init.sandbox.read_only.clone(),
@@ -141,6 +142,7 @@ fn serve(
         warmup_ms: started.elapsed().as_secs_f64() * 1000.0,
         versions,
         sandbox,
+        render_once,
     };
     protocol::send(output, &WorkerMsg::Ready(ready))?;
 
@@ -164,7 +166,8 @@ fn serve(
     }
 }
 
-type WarmUp = (Py<PyModule>, Versions);
+/// The prelude module, the versions it found, and whether render-once is active.
+type WarmUp = (Py<PyModule>, Versions, bool);
 
 fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)> {
     let describe = |stage: InitStage| move |e: PyErr| (stage, e.to_string());
@@ -182,6 +185,18 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         .and_then(|()| set("banned_builtins", &init.rules.banned_builtins))
         .and_then(|()| set("banned_attributes", &init.rules.banned_attributes))
         .map_err(describe(InitStage::Interpreter))?;
+    let render_once = if init.render_once {
+        let module = PyModule::from_code(
+            py,
+            &cstring(RENDER_ONCE),
+            c"pyward_render_once.py",
+            c"_pyward_render_once",
+        )
+        .map_err(describe(InitStage::Interpreter))?;
+        Some(module)
+    } else {
+        None
+    };
     let versions = prelude
         .call_method1(
             "warm_up",
@@ -191,6 +206,7 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
                 &init.dirs.out,
                 &init.dirs.tmp,
                 init.preload_pandas,
+                render_once,
             ),
         )
         .map_err(|e| {
@@ -207,12 +223,16 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
             .and_then(|v| v.extract())
             .unwrap_or_default()
     };
+    let render_once = versions
+        .get_item("render_once")
+        .and_then(|v| v.extract())
+        .unwrap_or(false);
     let versions = Versions {
         python: get("python"),
         numpy: get("numpy"),
         matplotlib: get("matplotlib"),
     };
-    Ok((prelude.unbind(), versions))
+    Ok((prelude.unbind(), versions, render_once))
 }
 
 fn cstring(s: &str) -> std::ffi::CString {

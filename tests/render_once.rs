@@ -1,0 +1,81 @@
+//! Render-once: every figure of the corpus (`tests/data/figures`) comes out byte-identical
+//! with the switch on and off, as PNG, SVG and PDF. A matplotlib upgrade that breaks the
+//! patch's assumptions turns render-once off in the worker, and this test fails on it.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{builder, expect_ok};
+use pyward::Job;
+
+fn corpus() -> Vec<(String, String)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/figures");
+    let mut scripts: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
+    scripts.sort();
+    scripts
+}
+
+#[test]
+fn render_once_is_active_and_byte_identical_on_the_whole_corpus() {
+    let scripts = corpus();
+    assert!(
+        scripts.len() >= 30,
+        "the corpus has {} figures",
+        scripts.len()
+    );
+    let once = builder().render_once(true).build().unwrap();
+    let stock = builder().render_once(false).build().unwrap();
+    let mut compared = 0;
+    for (name, code) in &scripts {
+        for out_name in ["figure.png", "figure.svg", "figure.pdf"] {
+            let job = || {
+                Job::new(code.as_str())
+                    .out_name(out_name)
+                    .seed(1)
+                    .allow_blank()
+            };
+            let a = once.run(job()).unwrap();
+            let b = stock.run(job()).unwrap();
+            if out_name == "figure.png" {
+                expect_ok(&a);
+                assert!(
+                    a.worker.as_ref().unwrap().render_once,
+                    "render-once is not active: check the worker's stderr"
+                );
+                assert!(!b.worker.as_ref().unwrap().render_once);
+            }
+            assert_eq!(a.status(), b.status(), "{name} as {out_name}");
+            assert_eq!(
+                a.artifacts().len(),
+                b.artifacts().len(),
+                "{name} as {out_name}"
+            );
+            for (x, y) in a.artifacts().iter().zip(b.artifacts()) {
+                assert_eq!(x.name, y.name, "{name}");
+                assert!(
+                    x.bytes == y.bytes,
+                    "{name}: {} differs with render-once ({} vs {} bytes)",
+                    x.name,
+                    x.bytes.len(),
+                    y.bytes.len()
+                );
+                compared += 1;
+            }
+        }
+    }
+    println!(
+        "{compared} artifacts byte-identical across {} scripts",
+        scripts.len()
+    );
+}
