@@ -100,13 +100,15 @@ def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
     `PyImport_Import` takes `__import__` from the current frame's builtins. It passes
     an empty *list* as fromlist, where the import statement passes None or a tuple of
     names, and it needs the real module, private submodules included (numpy's
-    `_core._methods`). That call is let through to the real import when its top-level
-    package is allowed; the denied submodules apply to import statements only. Job code
+    `_core._methods`) and stdlib modules it already holds (`os`). That call is let
+    through to the real import when its top-level package is allowed or the module is
+    already loaded; nothing outside the allowlist is newly imported this way. Job code
     could make such a call only by reaching `__import__` itself, which the gate refuses
     (dunder name); the audit hook and the kernel hold either way.
     """
     if type(fromlist) is list and not fromlist and not level:
-        if not isinstance(name, str) or name.partition('.')[0] not in _RULES['allowed_modules']:
+        if not isinstance(name, str) or (
+                name.partition('.')[0] not in _RULES['allowed_modules'] and name not in sys.modules):
             _refuse_import(name)
         return _REAL_IMPORT(name, globals, locals, fromlist, level)
     if level:
