@@ -624,3 +624,32 @@ fn numpy_binary_file_io_works_inside_src_and_out_only() {
     };
     assert_eq!(e.type_name, "PermissionError", "{e:?}");
 }
+
+#[test]
+fn a_stopped_worker_is_detected_as_a_timeout_and_replaced() {
+    let exec = Arc::new(builder().timeout(Duration::from_secs(3)).build().unwrap());
+    let pid = exec.worker_pids()[0];
+    let runner = {
+        let exec = Arc::clone(&exec);
+        std::thread::spawn(move || {
+            exec.run(Job::new("t = 0\nfor i in range(10**8):\n    t += i\n"))
+                .unwrap()
+        })
+    };
+    // Stop the worker while it runs (SIGSTOP cannot be caught or ignored).
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on the worker pid the executor reported for this test's own pool.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) };
+    let outcome = runner.join().unwrap();
+    assert!(
+        matches!(outcome.failure(), Some(JobFailure::Timeout { .. })),
+        "{:?}",
+        outcome.result
+    );
+    assert!(!process_alive(pid), "the stopped worker must be killed");
+    let next = exec
+        .run(Job::new("plt.plot([1, 2]); plt.savefig(OUT)"))
+        .unwrap();
+    expect_ok(&next);
+    assert_ne!(next.worker.unwrap().pid, pid);
+}
