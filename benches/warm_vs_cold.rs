@@ -133,4 +133,38 @@ fn main() {
             ms(c) / ms(w)
         );
     }
+    // What kernel confinement (rlimits, Landlock, seccomp) costs, side by side.
+    let unconfined = pyward::Executor::builder()
+        .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+        .workers(1)
+        .preload_pandas(false)
+        .sandbox(pyward::sandbox::SandboxMode::Off)
+        .build()
+        .expect("pool starts");
+    let confined_ready = exec.warmup().per_worker_ms[0];
+    let unconfined_ready = unconfined.warmup().per_worker_ms[0];
+    println!("\nconfinement      confined ms  unconfined ms  ratio");
+    println!(
+        "{:<14} {:>13.1} {:>14.1} {:>6.3}",
+        "warm-up",
+        confined_ready,
+        unconfined_ready,
+        confined_ready / unconfined_ready
+    );
+    for (name, code) in [("typical", TYPICAL), ("no-figure", NO_FIGURE)] {
+        let run = |e: &pyward::Executor| {
+            time_n(n_warm, || {
+                let o = e.run(pyward::Job::new(code).allow_blank()).unwrap();
+                assert!(o.is_success());
+            })
+        };
+        let (a, b) = (run(&exec), run(&unconfined));
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        println!(
+            "{name:<14} {:>13.2} {:>14.2} {:>6.3}",
+            ms(a),
+            ms(b),
+            ms(a) / ms(b)
+        );
+    }
 }
