@@ -254,6 +254,27 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
     }
 
 
+def rebind(src, out, tmp, home):
+    """In a worker forked from the zygote: points the job namespace at this slot's dirs.
+
+    The zygote warmed up with directories of its own; everything that names SRC, OUT or
+    TMP reads these globals, so this is all a forked child needs before its sandbox
+    (whose Landlock rules name the slot's directories) goes on.
+    """
+    global _SRC, _OUT, _TMP, _SRC_REAL, _OUT_REAL, _TMP_REAL
+    _SRC, _OUT, _TMP = src, out, tmp
+    _SRC_REAL = os.path.realpath(src)
+    _OUT_REAL = os.path.realpath(out)
+    _TMP_REAL = os.path.realpath(tmp)
+    if home:
+        os.environ['HOME'] = home
+    os.environ['TMPDIR'] = tmp
+    tempfile = sys.modules.get('tempfile')
+    if tempfile is not None:
+        tempfile.tempdir = None
+    os.chdir(tmp)
+
+
 # --- one job ----------------------------------------------------------------------------
 
 class _CappedText(io.TextIOBase):

@@ -43,6 +43,7 @@ pub struct Config {
     pub(crate) preload_pandas: bool,
     pub(crate) render_once: bool,
     pub(crate) startup_timeout: Duration,
+    pub(crate) zygote: bool,
 }
 
 /// Builds an [`Executor`](crate::Executor); `build()` starts and warms the pool.
@@ -83,6 +84,7 @@ impl Default for ExecutorBuilder {
                 preload_pandas: true,
                 render_once: true,
                 startup_timeout: Duration::from_secs(60),
+                zygote: true,
             },
         }
     }
@@ -211,6 +213,21 @@ impl ExecutorBuilder {
     /// How long a worker may take to become ready. Default: 60 s.
     pub fn startup_timeout(mut self, t: Duration) -> Self {
         self.config.startup_timeout = t;
+        self
+    }
+
+    /// Replace killed or retired workers by forking a warm template process (the
+    /// zygote) instead of starting a new one cold. Default: on.
+    ///
+    /// A cold start re-imports numpy and matplotlib (about a second); a fork from the
+    /// zygote is ready in milliseconds. The first workers of the pool start cold while
+    /// the zygote warms up beside them. Trade-off: every forked worker shares the
+    /// zygote's address-space layout (ASLR is randomised once per zygote, not once per
+    /// worker), so a job that learns an address in one worker knows it in its
+    /// siblings. If the zygote dies, replacements start cold and a new zygote is
+    /// started in the background. See `supervisor::zygote`.
+    pub fn zygote(mut self, on: bool) -> Self {
+        self.config.zygote = on;
         self
     }
 

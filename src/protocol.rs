@@ -15,7 +15,7 @@ use crate::gate::RuntimeRules;
 use crate::sandbox::{Enforcement, SandboxSpec};
 
 /// Bumped whenever a message changes shape; a worker of another version is refused.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Largest frame either side accepts (a message or one artifact), in bytes.
 pub const MAX_FRAME: usize = 256 * 1024 * 1024;
@@ -38,6 +38,9 @@ pub struct WorkerDirs {
     pub out: String,
     /// The job's working directory and scratch space.
     pub tmp: String,
+    /// The worker's private `HOME` (empty: leave it as the process environment says).
+    #[serde(default)]
+    pub home: String,
 }
 
 /// Messages from the supervisor to a worker.
@@ -69,6 +72,50 @@ pub struct InitMsg {
     pub preload_pandas: bool,
     /// Install the render-once savefig (see `python/render_once.py`).
     pub render_once: bool,
+    /// Become a zygote: warm up, report [`WorkerMsg::Ready`] without arming the audit
+    /// hook or applying the sandbox, then serve [`ZygoteRequest`]s on the protocol
+    /// socket (see `supervisor::zygote`).
+    #[serde(default)]
+    pub zygote: bool,
+}
+
+/// Requests from the supervisor to a zygote, one frame each on its control socket.
+#[derive(Serialize, Deserialize, Debug)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ZygoteRequest {
+    /// Fork a new worker. The frame carries three descriptors (SCM_RIGHTS): the new
+    /// worker's protocol input, protocol output and stderr. The child then expects a
+    /// [`HostMsg::Init`] for its slot on the protocol input, like a cold worker.
+    Fork,
+    /// Report how a forked worker ended, waiting up to `timeout_ms` for it to end.
+    Wait {
+        /// The worker's process id.
+        pid: i32,
+        /// How long to wait for it, in milliseconds (0: just look).
+        timeout_ms: u64,
+    },
+}
+
+/// Answers of a zygote, one frame per request.
+#[derive(Serialize, Deserialize, Debug)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ZygoteReply {
+    /// The child's pid; it leads its own process group.
+    Forked {
+        /// Process id (and process group id) of the new worker.
+        pid: i32,
+    },
+    /// Nothing was forked.
+    ForkFailed {
+        /// Why, for a person.
+        message: String,
+    },
+    /// The raw wait status (`waitpid(2)`) of a finished worker, `None` while it runs or
+    /// when it is not a child of this zygote.
+    Status {
+        /// Raw wait status.
+        raw: Option<i32>,
+    },
 }
 
 /// Contents of [`HostMsg::Run`].

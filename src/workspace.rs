@@ -47,6 +47,7 @@ impl SlotDirs {
             src: self.src.to_string_lossy().into_owned(),
             out: self.out.to_string_lossy().into_owned(),
             tmp: self.tmp.to_string_lossy().into_owned(),
+            home: self.home.to_string_lossy().into_owned(),
         }
     }
 

@@ -3,7 +3,9 @@
 
 mod process;
 mod slot;
+mod zygote;
 
+use std::cell::Cell;
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -20,6 +22,7 @@ use crate::job::Job;
 use crate::outcome::{JobFailure, Outcome, Timings};
 use crate::workspace::SlotDirs;
 use slot::{Queued, Slot};
+use zygote::ZygoteCell;
 
 /// A pool of warm, sandboxed Python workers. `Send + Sync`: share it by `&` or `Arc`.
 ///
@@ -30,6 +33,8 @@ pub struct Executor {
     slots: Vec<JoinHandle<()>>,
     next_job: AtomicU64,
     pids: Arc<[AtomicU32]>,
+    recycles: Arc<[AtomicU64]>,
+    zygote: Option<Arc<ZygoteCell>>,
     seeds: RandomState,
     warmup: PoolWarmup,
     // Declared last: removed after the slots have stopped their workers.
@@ -68,6 +73,20 @@ impl Executor {
         let (queue_tx, queue_rx) = crossbeam_channel::bounded(config.queue_depth);
         let (ready_tx, ready_rx) = crossbeam_channel::unbounded();
         let pids: Arc<[AtomicU32]> = (0..config.workers).map(|_| AtomicU32::new(0)).collect();
+        let recycles: Arc<[AtomicU64]> = (0..config.workers).map(|_| AtomicU64::new(0)).collect();
+        // The zygote warms up beside the first workers (which start cold).
+        let zygote = if config.zygote {
+            let dirs = SlotDirs::create(&root.path().join("zygote"), 0)
+                .map_err(Error::io("creating the zygote's directories"))?;
+            Some(ZygoteCell::start(
+                program.clone(),
+                Arc::clone(&config),
+                dirs,
+                mpl_config.clone(),
+            ))
+        } else {
+            None
+        };
         let mut slots = Vec::with_capacity(config.workers);
         for index in 0..config.workers {
             let dirs = SlotDirs::create(root.path(), index)
@@ -80,6 +99,9 @@ impl Executor {
                 mpl_config: mpl_config.clone(),
                 queue: queue_rx.clone(),
                 pids: Arc::clone(&pids),
+                zygote: zygote.clone(),
+                recycles: Arc::clone(&recycles),
+                lost_at: Cell::new(None),
             };
             let ready = ready_tx.clone();
             let handle = std::thread::Builder::new()
@@ -97,6 +119,8 @@ impl Executor {
             slots,
             next_job: AtomicU64::new(1),
             pids,
+            recycles,
+            zygote,
             seeds: RandomState::new(),
             warmup: PoolWarmup {
                 total: Duration::ZERO,
@@ -133,6 +157,21 @@ impl Executor {
             .map(|p| p.load(Ordering::Relaxed))
             .filter(|&p| p != 0)
             .collect()
+    }
+
+    /// The zygote's process id, while one runs (see [`ExecutorBuilder::zygote`]).
+    #[doc(hidden)]
+    pub fn zygote_pid(&self) -> Option<u32> {
+        self.zygote.as_ref().and_then(|z| z.pid())
+    }
+
+    /// The last recycle of `slot`: from the moment its worker was killed (or retired)
+    /// to the replacement's `Ready`, and whether the replacement was forked from the
+    /// zygote. `None` before the first recycle. For benchmarks and tests.
+    #[doc(hidden)]
+    pub fn last_recycle(&self, slot: usize) -> Option<(Duration, bool)> {
+        let v = self.recycles.get(slot)?.load(Ordering::Relaxed);
+        (v != 0).then(|| (Duration::from_nanos(v & (u64::MAX >> 1)), v >> 63 == 1))
     }
 
     /// Number of worker slots.
@@ -243,6 +282,10 @@ impl Drop for Executor {
         self.queue.take();
         for slot in self.slots.drain(..) {
             let _ = slot.join();
+        }
+        // After the slots: stopping their workers asks the zygote to reap them.
+        if let Some(z) = self.zygote.take() {
+            z.shutdown();
         }
     }
 }

@@ -2,10 +2,12 @@
 //! nothing, the protocol pipes, a drained stderr, and a kill that takes the whole
 //! process group.
 
+use std::fs::File;
 use std::io::{BufWriter, Read};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -13,6 +15,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use parking_lot::Mutex;
 
+use super::zygote::ZygoteCell;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::protocol::{self, HostMsg, InitMsg, ReadyMsg, WorkerMsg, PROTOCOL_VERSION};
@@ -31,8 +34,8 @@ pub(crate) type Frame = std::io::Result<Vec<u8>>;
 
 /// A live worker process.
 pub(crate) struct WorkerProcess {
-    child: Child,
-    stdin: BufWriter<ChildStdin>,
+    child: Proc,
+    stdin: BufWriter<File>,
     frames: Receiver<Frame>,
     stderr: Arc<Mutex<Vec<u8>>>,
     threads: Vec<JoinHandle<()>>,
@@ -71,57 +74,92 @@ pub(crate) fn locate_worker(config: &Config) -> Result<PathBuf> {
     Err(Error::WorkerNotFound { looked_in: tried })
 }
 
+/// The command that starts a worker (or a zygote) for `dirs`: an environment built from
+/// nothing, the working directory, its own process group. Stdio is the caller's.
+pub(crate) fn worker_command(program: &Path, dirs: &SlotDirs, mpl_config: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &dirs.home)
+        .env("TMPDIR", &dirs.tmp)
+        .env("LANG", "C.UTF-8")
+        .env("MPLBACKEND", "Agg")
+        .env("MPLCONFIGDIR", mpl_config)
+        // One BLAS thread, set before numpy loads: keeps workers from competing for
+        // cores and keeps the process single-threaded for the sandbox and for fork.
+        .env("OPENBLAS_NUM_THREADS", "1")
+        .env("OMP_NUM_THREADS", "1")
+        .env("MKL_NUM_THREADS", "1")
+        .env("NUMEXPR_NUM_THREADS", "1")
+        // Fixed dates in PDF and SVG metadata: the same job gives the same bytes,
+        // which replay checks.
+        .env("SOURCE_DATE_EPOCH", "0")
+        .current_dir(&dirs.tmp)
+        .process_group(0);
+    for name in PASS_THROUGH {
+        if let Some(v) = std::env::var_os(name) {
+            cmd.env(name, v);
+        }
+    }
+    cmd
+}
+
+/// How a worker process came to be, which decides who can wait for it.
+enum Proc {
+    /// Spawned cold by this process (std's `Child` reaps it).
+    Cold(Child),
+    /// Forked by the zygote, which is its parent and reaps it.
+    Forked { pid: u32, zygote: Arc<ZygoteCell> },
+}
+
+impl Proc {
+    fn pid(&self) -> u32 {
+        match self {
+            Proc::Cold(c) => c.id(),
+            Proc::Forked { pid, .. } => *pid,
+        }
+    }
+
+    fn try_wait(&mut self) -> Option<ExitStatus> {
+        match self {
+            Proc::Cold(c) => c.try_wait().ok().flatten(),
+            Proc::Forked { pid, zygote } => zygote.wait(*pid, Duration::ZERO),
+        }
+    }
+
+    /// Waits for a process that has been sent SIGKILL.
+    fn wait_killed(&mut self) -> Option<ExitStatus> {
+        match self {
+            Proc::Cold(c) => c.wait().ok(),
+            Proc::Forked { pid, zygote } => zygote.wait(*pid, Duration::from_secs(5)),
+        }
+    }
+}
+
 impl WorkerProcess {
-    /// Spawns a worker for `dirs`, sends it its init message and waits until it is warm.
+    /// Starts a worker for `dirs` (forked from `zygote` when one is given and works,
+    /// cold otherwise), sends it its init message and waits until it is warm.
     pub(crate) fn spawn(
         program: &Path,
         config: &Config,
         dirs: &SlotDirs,
         mpl_config: &Path,
+        zygote: Option<&Arc<ZygoteCell>>,
     ) -> Result<WorkerProcess> {
-        let mut cmd = Command::new(program);
-        cmd.env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", &dirs.home)
-            .env("TMPDIR", &dirs.tmp)
-            .env("LANG", "C.UTF-8")
-            .env("MPLBACKEND", "Agg")
-            .env("MPLCONFIGDIR", mpl_config)
-            // One BLAS thread, set before numpy loads: keeps workers from competing for
-            // cores and keeps the process single-threaded for the sandbox and for fork.
-            .env("OPENBLAS_NUM_THREADS", "1")
-            .env("OMP_NUM_THREADS", "1")
-            .env("MKL_NUM_THREADS", "1")
-            .env("NUMEXPR_NUM_THREADS", "1")
-            // Fixed dates in PDF and SVG metadata: the same job gives the same bytes,
-            // which replay checks.
-            .env("SOURCE_DATE_EPOCH", "0")
-            .current_dir(&dirs.tmp)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        for name in PASS_THROUGH {
-            if let Some(v) = std::env::var_os(name) {
-                cmd.env(name, v);
+        let forked = zygote.and_then(|z| z.fork_worker().map(|f| (Arc::clone(z), f)));
+        let (child, stdin, stdout, stderr_pipe) = match forked {
+            Some((zygote, f)) => (
+                Proc::Forked { pid: f.pid, zygote },
+                f.stdin,
+                f.stdout,
+                f.stderr,
+            ),
+            None => {
+                let (child, stdin, stdout, stderr) = spawn_cold(program, dirs, mpl_config)?;
+                (Proc::Cold(child), stdin, stdout, stderr)
             }
-        }
-        // SAFETY: the closure runs in the forked child before exec and only calls
-        // prctl(2), which is async-signal-safe. PR_SET_PDEATHSIG makes the kernel kill the
-        // worker if the supervisor thread that spawned it dies, so no worker outlives a
-        // crashed host.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd.spawn().map_err(Error::Spawn)?;
-        let stdin = BufWriter::new(child.stdin.take().expect("stdin is piped"));
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let stderr_pipe = child.stderr.take().expect("stderr is piped");
+        };
+        let stdin = BufWriter::new(stdin);
 
         let (tx, frames) = crossbeam_channel::bounded::<Frame>(4);
         let reader = std::thread::Builder::new()
@@ -171,6 +209,7 @@ impl WorkerProcess {
             sandbox: sandbox_spec(config, dirs, mpl_config),
             preload_pandas: config.preload_pandas,
             render_once: config.render_once,
+            zygote: false,
         }));
         if let Err(e) = protocol::send(&mut worker.stdin, &init) {
             return Err(worker.startup_failure(format!("sending init: {e}")));
@@ -215,7 +254,12 @@ impl WorkerProcess {
 
     /// The worker's process id.
     pub(crate) fn pid(&self) -> u32 {
-        self.child.id()
+        self.child.pid()
+    }
+
+    /// Whether a zygote forked this worker.
+    pub(crate) fn forked(&self) -> bool {
+        matches!(self.child, Proc::Forked { .. })
     }
 
     /// Sends a message to the worker.
@@ -242,7 +286,7 @@ impl WorkerProcess {
 
     /// Resident set size, in bytes, read from `/proc/<pid>/statm`.
     pub(crate) fn rss_bytes(&self) -> Option<u64> {
-        let statm = std::fs::read_to_string(format!("/proc/{}/statm", self.child.id())).ok()?;
+        let statm = std::fs::read_to_string(format!("/proc/{}/statm", self.child.pid())).ok()?;
         let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
         Some(pages * page_size())
     }
@@ -259,13 +303,14 @@ impl WorkerProcess {
 
     /// Kills the worker's whole process group, reaps it and joins its reader threads.
     pub(crate) fn kill(&mut self) -> Option<ExitStatus> {
-        let pid = self.child.id() as libc::pid_t;
+        let pid = self.child.pid() as libc::pid_t;
         // SAFETY: kill(2) with a negative pid signals the process group the worker leads
-        // (it was spawned with process_group(0)); the group id is ours until we reap.
+        // (spawned with process_group(0), or made a group leader by the zygote before
+        // it answered the fork request); the group id is ours until it is reaped.
         unsafe {
             libc::kill(-pid, libc::SIGKILL);
         }
-        let status = self.child.wait().ok();
+        let status = self.child.wait_killed();
         self.join_threads();
         status
     }
@@ -274,10 +319,10 @@ impl WorkerProcess {
     pub(crate) fn reap(&mut self, grace: Duration) -> Option<ExitStatus> {
         let until = Instant::now() + grace;
         while Instant::now() < until {
-            if let Ok(Some(status)) = self.child.try_wait() {
+            if let Some(status) = self.child.try_wait() {
                 // SAFETY: as in `kill`: anything left in the worker's group goes too.
                 unsafe {
-                    libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
+                    libc::kill(-(self.child.pid() as libc::pid_t), libc::SIGKILL);
                 }
                 self.join_threads();
                 return Some(status);
@@ -345,7 +390,36 @@ fn signal_name(sig: i32) -> &'static str {
     }
 }
 
-fn drain_tail(mut pipe: impl Read, sink: &Mutex<Vec<u8>>) {
+/// Spawns a worker process cold; returns it with its stdin, stdout and stderr.
+fn spawn_cold(
+    program: &Path,
+    dirs: &SlotDirs,
+    mpl_config: &Path,
+) -> Result<(Child, File, File, File)> {
+    let mut cmd = worker_command(program, dirs, mpl_config);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: the closure runs in the forked child before exec and only calls
+    // prctl(2), which is async-signal-safe. PR_SET_PDEATHSIG makes the kernel kill the
+    // worker if the supervisor thread that spawned it dies, so no worker outlives a
+    // crashed host.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(Error::Spawn)?;
+    let stdin = OwnedFd::from(child.stdin.take().expect("stdin is piped"));
+    let stdout = OwnedFd::from(child.stdout.take().expect("stdout is piped"));
+    let stderr = OwnedFd::from(child.stderr.take().expect("stderr is piped"));
+    Ok((child, stdin.into(), stdout.into(), stderr.into()))
+}
+
+pub(crate) fn drain_tail(mut pipe: impl Read, sink: &Mutex<Vec<u8>>) {
     let mut buf = [0u8; 8192];
     loop {
         match pipe.read(&mut buf) {
@@ -369,7 +443,7 @@ fn page_size() -> u64 {
 }
 
 /// The kernel confinement a worker applies to itself after warm-up.
-fn sandbox_spec(config: &Config, dirs: &SlotDirs, mpl_config: &Path) -> SandboxSpec {
+pub(crate) fn sandbox_spec(config: &Config, dirs: &SlotDirs, mpl_config: &Path) -> SandboxSpec {
     let mut read_only: Vec<PathBuf> = vec![PathBuf::from(&config.python.home)];
     read_only.extend(config.python.paths.iter().map(PathBuf::from));
     read_only.push(dirs.src.clone());

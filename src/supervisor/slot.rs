@@ -2,13 +2,15 @@
 //! shared queue, runs each under the watchdog, and replaces the worker when it dies, is
 //! killed, or has run its quota of jobs.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
+use super::zygote::ZygoteCell;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::outcome::{
@@ -54,13 +56,20 @@ pub(crate) struct Slot {
     pub queue: Receiver<Queued>,
     /// The pid of each slot's live worker (0 while it has none), for monitoring.
     pub pids: Arc<[AtomicU32]>,
+    /// The zygote replacements are forked from (`None`: always start cold).
+    pub zygote: Option<Arc<ZygoteCell>>,
+    /// Per slot: the last recycle (kill or retirement to the replacement's `Ready`), in
+    /// nanoseconds, with the top bit set when the replacement was forked.
+    pub recycles: Arc<[AtomicU64]>,
+    /// When this slot's worker was last killed or retired (start of a recycle).
+    pub lost_at: Cell<Option<Instant>>,
 }
 
 impl Slot {
     /// Starts this slot's first worker and reports the result on `started`, then serves
     /// the queue until it is closed.
     pub(crate) fn run(self, started: Sender<Result<(usize, f64)>>) {
-        let mut worker = match self.spawn() {
+        let mut worker = match self.spawn_with(None) {
             Ok(w) => {
                 let _ = started.send(Ok((self.index, w.ready.warmup_ms)));
                 Some(w)
@@ -84,6 +93,7 @@ impl Slot {
                 .is_some_and(|w| w.jobs_run >= self.config.max_jobs_per_worker);
             if retire {
                 if let Some(w) = worker.take() {
+                    self.lost_at.set(Some(Instant::now()));
                     w.shutdown();
                 }
             }
@@ -97,11 +107,26 @@ impl Slot {
         }
     }
 
+    /// Starts a replacement worker: forked from the zygote when there is one.
     fn spawn(&self) -> Result<WorkerProcess> {
+        self.spawn_with(self.zygote.as_ref())
+    }
+
+    fn spawn_with(&self, zygote: Option<&Arc<ZygoteCell>>) -> Result<WorkerProcess> {
         let _ = self.dirs.clear();
-        let worker =
-            WorkerProcess::spawn(&self.program, &self.config, &self.dirs, &self.mpl_config)?;
+        let worker = WorkerProcess::spawn(
+            &self.program,
+            &self.config,
+            &self.dirs,
+            &self.mpl_config,
+            zygote,
+        )?;
         self.pids[self.index].store(worker.pid(), Ordering::Relaxed);
+        if let Some(lost) = self.lost_at.take() {
+            let nanos = lost.elapsed().as_nanos().min(u128::from(u64::MAX >> 1)) as u64;
+            let flag = if worker.forked() { 1 << 63 } else { 0 };
+            self.recycles[self.index].store(nanos | flag, Ordering::Relaxed);
+        }
         Ok(worker)
     }
 
@@ -165,7 +190,14 @@ impl Slot {
             seed: job.seed,
             gate_enabled: job.gate_enabled,
         };
-        let lost = |w: &mut Option<WorkerProcess>| w.take().map(|mut w| w.kill());
+        let lost = |w: &mut Option<WorkerProcess>| {
+            self.lost_at.set(Some(Instant::now()));
+            // Killed and reaped before the job's outcome goes back: a caller that sees
+            // `Timeout` can rely on the worker being gone.
+            if let Some(mut w) = w.take() {
+                w.kill();
+            }
+        };
         outcome.result = match answer {
             Answer::Done(done, artifacts) => {
                 let done = *done;
@@ -214,6 +246,7 @@ impl Slot {
                 })
             }
             Answer::Died(why) => {
+                self.lost_at.set(Some(Instant::now()));
                 let mut w = slot_worker.take().expect("worker present");
                 let status = w.reap(Duration::from_millis(200));
                 let stderr_tail = tail_chars(&w.stderr_tail(), STDERR_TAIL_CHARS);

@@ -10,6 +10,7 @@
 //! corrupt a frame; fd 2 goes to the supervisor, which keeps a bounded tail of it.
 
 mod audit;
+mod fork;
 mod interpreter;
 
 use std::fs::{self, File};
@@ -117,6 +118,59 @@ fn serve(
         }
     };
     let (prelude, versions, render_once) = prelude;
+
+    let mut started = started;
+    let init = if init.zygote {
+        // A zygote: report warm, unconfined, then serve fork requests. Only a forked
+        // child returns from `serve_zygote` with `true`; it continues below as a worker
+        // of the slot whose init message arrives on its new protocol pipe.
+        let ready = ReadyMsg {
+            version: PROTOCOL_VERSION,
+            warmup_ms: started.elapsed().as_secs_f64() * 1000.0,
+            versions: versions.clone(),
+            sandbox: crate::sandbox::Enforcement::none(),
+            render_once,
+        };
+        protocol::send(output, &WorkerMsg::Ready(ready))?;
+        match fork::serve_zygote(input, output)? {
+            Some(forked_at) => started = forked_at,
+            None => return Ok(()),
+        }
+        let init = match protocol::recv::<HostMsg>(input)? {
+            Some(HostMsg::Init(init)) if init.version == PROTOCOL_VERSION && !init.zygote => init,
+            Some(_) => {
+                let message = "a forked worker expects one init message for its slot".into();
+                return protocol::send(
+                    output,
+                    &WorkerMsg::InitFailed {
+                        stage: InitStage::Protocol,
+                        message,
+                    },
+                );
+            }
+            None => return Ok(()),
+        };
+        let dirs = &init.dirs;
+        let rebound = Python::attach(|py| {
+            prelude
+                .bind(py)
+                .call_method1("rebind", (&dirs.src, &dirs.out, &dirs.tmp, &dirs.home))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        });
+        if let Err(message) = rebound {
+            return protocol::send(
+                output,
+                &WorkerMsg::InitFailed {
+                    stage: InitStage::Warmup,
+                    message,
+                },
+            );
+        }
+        init
+    } else {
+        init
+    };
 
     audit::arm(audit::Roots {
         read: init.sandbox.read_only.clone(),

@@ -1,0 +1,386 @@
+//! The zygote: one warm template process per executor that forks replacement workers.
+//!
+//! A cold worker start re-imports numpy, matplotlib and pandas and renders a figure
+//! (about a second of CPU). The zygote does that warm-up once, stops *before* arming
+//! the audit hook or applying the sandbox, and then forks a new worker whenever a slot
+//! needs one. The child confines itself for its slot (audit hook, rlimits, Landlock
+//! with the slot's directories, no_new_privs, seccomp pinned to its own pid) exactly as
+//! a cold worker does, so a forked worker reports the same [`Enforcement`] and runs
+//! under the same rules; it differs only in not paying for the warm-up.
+//!
+//! Wiring: the zygote is spawned like a worker, but its stdin and stdout are both one
+//! end of a Unix stream socket pair. The supervisor sends it an init message with
+//! `zygote: true`, waits for `Ready`, and from then on sends [`ZygoteRequest`]s. A fork
+//! request carries the new worker's three pipe ends (protocol in, protocol out, stderr)
+//! as SCM_RIGHTS; the zygote answers with the child's pid. The supervisor then talks to
+//! the child over those pipes exactly as to a cold worker (init message, `Ready`, jobs).
+//!
+//! Process tree and exit status: forked workers are children of the zygote, so the
+//! zygote reaps them and reports their raw wait status on request
+//! ([`ZygoteRequest::Wait`]): `WorkerCrashed` still names the signal. Each forked
+//! worker leads its own process group, so the supervisor's group kill works as for a
+//! cold worker. Lifetimes: the zygote exits when the supervisor's end of the socket
+//! closes (executor drop, or the host dying: the kernel closes it); forked workers have
+//! `PR_SET_PDEATHSIG` and die with the zygote. The zygote itself gets no parent-death
+//! signal because that signal is tied to the *thread* that spawned it, which may be a
+//! short-lived start-up thread; the socket is the reliable tie.
+//!
+//! Trade-offs: every forked worker shares the zygote's address-space layout (ASLR is
+//! randomised once per zygote, not once per worker), so an address leaked by one job
+//! is valid in sibling workers; the sandbox, not ASLR, is what contains a job. The
+//! zygote is unconfined, but it runs no job code and reads nothing but fixed-size
+//! requests from the supervisor. If it dies or misbehaves, slots fall back to cold
+//! starts and a new zygote is started in the background.
+//!
+//! [`Enforcement`]: crate::sandbox::Enforcement
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::protocol::{
+    self, HostMsg, InitMsg, WorkerMsg, ZygoteReply, ZygoteRequest, PROTOCOL_VERSION,
+};
+use crate::supervisor::process::{drain_tail, sandbox_spec, worker_command};
+use crate::workspace::SlotDirs;
+
+/// How long a zygote may take to answer one request (a fork is a few milliseconds).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A freshly forked worker: its pid and the supervisor's ends of its pipes.
+pub(crate) struct Forked {
+    pub pid: u32,
+    pub stdin: File,
+    pub stdout: File,
+    pub stderr: File,
+}
+
+/// The executor's zygote slot: starting, running, dead (fall back to cold), or off.
+pub(crate) struct ZygoteCell {
+    state: Mutex<State>,
+    changed: Condvar,
+    program: PathBuf,
+    config: Arc<Config>,
+    dirs: SlotDirs,
+    mpl_config: PathBuf,
+}
+
+enum State {
+    Starting,
+    Running(Zygote),
+    Dead,
+    Off,
+}
+
+impl ZygoteCell {
+    /// Creates the cell and starts the zygote in the background.
+    pub(crate) fn start(
+        program: PathBuf,
+        config: Arc<Config>,
+        dirs: SlotDirs,
+        mpl_config: PathBuf,
+    ) -> Arc<ZygoteCell> {
+        let cell = Arc::new(ZygoteCell {
+            state: Mutex::new(State::Dead),
+            changed: Condvar::new(),
+            program,
+            config,
+            dirs,
+            mpl_config,
+        });
+        cell.restart(&mut cell.state.lock());
+        cell
+    }
+
+    /// Starts a new zygote in a background thread (the state must be `Dead`).
+    fn restart(self: &Arc<Self>, state: &mut State) {
+        *state = State::Starting;
+        let cell = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("pyward-zygote-start".into())
+            .spawn(move || {
+                let started =
+                    Zygote::spawn(&cell.program, &cell.config, &cell.dirs, &cell.mpl_config);
+                let mut state = cell.state.lock();
+                match (started, &*state) {
+                    (Ok(z), State::Starting) => *state = State::Running(z),
+                    (Ok(z), _) => z.shutdown(),
+                    (Err(_), State::Starting) => *state = State::Dead,
+                    (Err(_), _) => {}
+                }
+                cell.changed.notify_all();
+            });
+        if spawned.is_err() {
+            *state = State::Dead;
+        }
+    }
+
+    /// Waits while the zygote is starting (up to the startup timeout).
+    fn settled(&self) -> parking_lot::MutexGuard<'_, State> {
+        let until = Instant::now() + self.config.startup_timeout;
+        let mut state = self.state.lock();
+        while matches!(*state, State::Starting) {
+            if self.changed.wait_until(&mut state, until).timed_out() {
+                break;
+            }
+        }
+        state
+    }
+
+    /// Forks a new worker, or `None` when there is no working zygote (the caller then
+    /// starts one cold; a dead zygote is restarted in the background).
+    pub(crate) fn fork_worker(self: &Arc<Self>) -> Option<Forked> {
+        let mut state = self.settled();
+        match &mut *state {
+            State::Running(z) => match z.fork() {
+                Ok(forked) => Some(forked),
+                Err(_) => {
+                    if let State::Running(z) = std::mem::replace(&mut *state, State::Dead) {
+                        z.kill();
+                    }
+                    self.restart(&mut state);
+                    None
+                }
+            },
+            State::Dead => {
+                self.restart(&mut state);
+                None
+            }
+            State::Starting | State::Off => None,
+        }
+    }
+
+    /// Waits up to `timeout` for forked worker `pid` to end; its exit status, or `None`
+    /// while it runs or when the zygote cannot tell (it died: so did the worker).
+    pub(crate) fn wait(&self, pid: u32, timeout: Duration) -> Option<ExitStatus> {
+        let mut state = self.state.lock();
+        let State::Running(z) = &mut *state else {
+            return None;
+        };
+        match z.wait(pid, timeout) {
+            Ok(raw) => raw.map(ExitStatus::from_raw),
+            Err(_) => None,
+        }
+    }
+
+    /// The zygote's pid, while one runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        match &*self.state.lock() {
+            State::Running(z) => Some(z.child.id()),
+            _ => None,
+        }
+    }
+
+    /// Stops the zygote for good (executor drop, after every slot has stopped).
+    pub(crate) fn shutdown(&self) {
+        let mut state = self.settled();
+        if let State::Running(z) = std::mem::replace(&mut *state, State::Off) {
+            z.shutdown();
+        }
+    }
+}
+
+/// A running zygote process and the supervisor's end of its control socket.
+struct Zygote {
+    child: Child,
+    sock: UnixStream,
+    drain: Option<JoinHandle<()>>,
+}
+
+impl Zygote {
+    fn spawn(
+        program: &Path,
+        config: &Config,
+        dirs: &SlotDirs,
+        mpl_config: &Path,
+    ) -> Result<Zygote> {
+        let (sock, theirs) = UnixStream::pair().map_err(Error::Spawn)?;
+        let theirs = OwnedFd::from(theirs);
+        let theirs_out = theirs.try_clone().map_err(Error::Spawn)?;
+        let mut cmd = worker_command(program, dirs, mpl_config);
+        cmd.stdin(Stdio::from(theirs))
+            .stdout(Stdio::from(theirs_out))
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(Error::Spawn)?;
+        // The child's ends live in `cmd`: close them here so that the zygote sees EOF
+        // when our end closes.
+        drop(cmd);
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let tail = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&tail);
+        let drain = std::thread::Builder::new()
+            .name("pyward-zygote-stderr".into())
+            .spawn(move || drain_tail(stderr, &sink))
+            .map_err(Error::Spawn)?;
+        let mut zygote = Zygote {
+            child,
+            sock,
+            drain: Some(drain),
+        };
+        let init = HostMsg::Init(Box::new(InitMsg {
+            version: PROTOCOL_VERSION,
+            python: config.python.clone(),
+            rules: config.policy.runtime_rules(),
+            dirs: dirs.for_worker(),
+            sandbox: sandbox_spec(config, dirs, mpl_config),
+            preload_pandas: config.preload_pandas,
+            render_once: config.render_once,
+            zygote: true,
+        }));
+        let ready = protocol::send(&mut zygote.sock, &init)
+            .and_then(|()| zygote.sock.set_read_timeout(Some(config.startup_timeout)))
+            .and_then(|()| zygote.recv::<WorkerMsg>());
+        match ready {
+            Ok(WorkerMsg::Ready(r)) if r.version == PROTOCOL_VERSION => {
+                let _ = zygote.sock.set_read_timeout(Some(REQUEST_TIMEOUT));
+                Ok(zygote)
+            }
+            other => {
+                zygote.kill();
+                Err(Error::WorkerStartup {
+                    message: format!("zygote did not start: {other:?}"),
+                    stderr_tail: String::from_utf8_lossy(&tail.lock()).into_owned(),
+                })
+            }
+        }
+    }
+
+    fn recv<T: serde::de::DeserializeOwned>(&mut self) -> io::Result<T> {
+        protocol::recv(&mut self.sock)?.ok_or_else(|| io::ErrorKind::UnexpectedEof.into())
+    }
+
+    fn fork(&mut self) -> io::Result<Forked> {
+        let (stdin_r, stdin_w) = pipe()?;
+        let (stdout_r, stdout_w) = pipe()?;
+        let (stderr_r, stderr_w) = pipe()?;
+        send_with_fds(
+            &self.sock,
+            &ZygoteRequest::Fork,
+            &[
+                stdin_r.as_raw_fd(),
+                stdout_w.as_raw_fd(),
+                stderr_w.as_raw_fd(),
+            ],
+        )?;
+        // The child has its own copies now; ours must close so that EOF means its death.
+        drop((stdin_r, stdout_w, stderr_w));
+        match self.recv::<ZygoteReply>()? {
+            ZygoteReply::Forked { pid } if pid > 0 => Ok(Forked {
+                pid: pid as u32,
+                stdin: stdin_w.into(),
+                stdout: stdout_r.into(),
+                stderr: stderr_r.into(),
+            }),
+            other => Err(io::Error::other(format!("zygote: {other:?}"))),
+        }
+    }
+
+    fn wait(&mut self, pid: u32, timeout: Duration) -> io::Result<Option<i32>> {
+        let request = ZygoteRequest::Wait {
+            pid: pid as i32,
+            timeout_ms: timeout.as_millis() as u64,
+        };
+        send_with_fds(&self.sock, &request, &[])?;
+        match self.recv::<ZygoteReply>()? {
+            ZygoteReply::Status { raw } => Ok(raw),
+            other => Err(io::Error::other(format!("zygote: {other:?}"))),
+        }
+    }
+
+    /// Closes the socket (the zygote exits on EOF), then makes sure it did.
+    fn shutdown(mut self) {
+        let _ = self.sock.shutdown(std::net::Shutdown::Both);
+        let until = Instant::now() + Duration::from_millis(500);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                self.finish();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        self.kill();
+    }
+
+    fn kill(mut self) {
+        // SAFETY: kill(2) of the zygote's own process group (spawned with
+        // process_group(0)); it is ours until reaped below.
+        unsafe {
+            libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        if let Some(d) = self.drain.take() {
+            let _ = d.join();
+        }
+    }
+}
+
+/// A pipe whose both ends are close-on-exec (read end, write end).
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2(2) writes two descriptors into the array on success.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Sends one request frame with `fds` attached (SCM_RIGHTS) in a single sendmsg.
+fn send_with_fds(sock: &UnixStream, request: &ZygoteRequest, fds: &[i32]) -> io::Result<()> {
+    let body = serde_json::to_vec(request).map_err(io::Error::other)?;
+    let mut frame = Vec::with_capacity(4 + body.len());
+    frame.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    frame.extend_from_slice(&body);
+    let mut control = [0u64; 16];
+    let mut iov = libc::iovec {
+        iov_base: frame.as_mut_ptr().cast(),
+        iov_len: frame.len(),
+    };
+    // SAFETY: an all-zero msghdr is valid; the fields set below point at live locals
+    // whose sizes they state, and the CMSG_* macros stay inside `control`, which is
+    // large enough for the (at most three) descriptors we send.
+    let sent = unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        if !fds.is_empty() {
+            let data_len = std::mem::size_of_val(fds) as u32;
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = libc::CMSG_SPACE(data_len) as usize;
+            let cmsg = libc::CMSG_FIRSTHDR(&msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(data_len) as usize;
+            std::ptr::copy_nonoverlapping(
+                fds.as_ptr(),
+                libc::CMSG_DATA(cmsg).cast::<i32>(),
+                fds.len(),
+            );
+        }
+        libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL)
+    };
+    if sent < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let sent = sent as usize;
+    if sent < frame.len() {
+        // The descriptors went with the first byte; the rest is plain data.
+        io::Write::write_all(&mut &*sock, &frame[sent..])?;
+    }
+    Ok(())
+}

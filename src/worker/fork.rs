@@ -1,0 +1,256 @@
+//! The zygote: a warm, unconfined template that forks new workers on request.
+//!
+//! After warm-up a zygote serves [`ZygoteRequest`]s on its control socket (its protocol
+//! descriptors are both one end of a Unix stream socket pair). It stays single-threaded
+//! (BLAS threads are limited to one before numpy is imported; pyward starts no thread in
+//! the worker), which is what makes `fork` safe: no lock can be held by a thread that
+//! does not exist in the child. CPython's own fork protocol runs around the fork
+//! (`PyOS_BeforeFork`, `PyOS_AfterFork_Parent`/`_Child`), so the import lock and other
+//! interpreter state are consistent in the child and `os.register_at_fork` hooks run
+//! (`random` reseeds itself there; every job reseeds `random` and numpy anyway).
+//!
+//! A forked child, before it returns to the worker's normal start-up path:
+//! - leads its own process group (the zygote sets it too, before answering, so the
+//!   supervisor's group kill never races the child's `setpgid`);
+//! - gets `PR_SET_PDEATHSIG` = `SIGKILL`: it dies with the zygote, which itself exits
+//!   when the supervisor's end of the control socket closes;
+//! - moves the three received descriptors onto its protocol and stderr descriptors and
+//!   closes every other inherited descriptor (the control socket included), so nothing
+//!   of the zygote is reachable from the job.
+//!
+//! The zygote is the forked workers' parent, so it is the one that reaps them, and only
+//! when the supervisor asks ([`ZygoteRequest::Wait`]): until then a dead worker stays
+//! a zombie, so its pid and process group cannot be reused before the supervisor's
+//! group kill (the same guarantee std's `Child` gives for cold workers). The answer is
+//! the raw wait status, which the supervisor turns into `WorkerCrashed`'s "signal 6
+//! (SIGABRT)". (The alternative, making the host a child subreaper and double-forking,
+//! would change process semantics for the whole host program.)
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
+
+use pyo3::ffi;
+use pyo3::Python;
+
+use crate::protocol::{self, ZygoteReply, ZygoteRequest};
+
+/// Descriptors a fork request carries: protocol in, protocol out, stderr.
+const FORK_FDS: usize = 3;
+
+/// Serves fork and wait requests until the supervisor closes the socket.
+///
+/// Returns `Ok(None)` in the zygote when it should exit, and `Ok(Some(forked_at))` in a
+/// freshly forked child, whose `input`/`output` now are its own protocol pipes.
+pub(super) fn serve_zygote(
+    input: &mut BufReader<File>,
+    output: &mut BufWriter<File>,
+) -> io::Result<Option<Instant>> {
+    if !input.buffer().is_empty() {
+        return Err(io::Error::other("zygote: data after init"));
+    }
+    let in_fd = input.get_ref().as_raw_fd();
+    let out_fd = output.get_ref().as_raw_fd();
+    loop {
+        let Some((request, fds)) = recv_request(input.get_mut())? else {
+            return Ok(None);
+        };
+        match request {
+            ZygoteRequest::Fork if fds.len() == FORK_FDS => {
+                let forked_at = Instant::now();
+                let pid = fork_child();
+                if pid == 0 {
+                    become_worker(&fds, in_fd, out_fd);
+                    return Ok(Some(forked_at));
+                }
+                close_all(&fds);
+                let reply = if pid < 0 {
+                    ZygoteReply::ForkFailed {
+                        message: io::Error::last_os_error().to_string(),
+                    }
+                } else {
+                    // SAFETY: setpgid(2) on our own, just-forked child; no memory involved.
+                    // The child does the same; whichever runs first wins, both agree.
+                    unsafe { libc::setpgid(pid, pid) };
+                    ZygoteReply::Forked { pid }
+                };
+                protocol::send(output, &reply)?;
+            }
+            ZygoteRequest::Fork => {
+                close_all(&fds);
+                let message = format!("expected {FORK_FDS} descriptors, got {}", fds.len());
+                protocol::send(output, &ZygoteReply::ForkFailed { message })?;
+            }
+            ZygoteRequest::Wait { pid, timeout_ms } => {
+                close_all(&fds);
+                let raw = wait_for(pid, Duration::from_millis(timeout_ms));
+                protocol::send(output, &ZygoteReply::Status { raw })?;
+            }
+        }
+    }
+}
+
+/// Forks with CPython's fork protocol; returns fork(2)'s result (0 in the child).
+fn fork_child() -> libc::pid_t {
+    Python::attach(|_py| {
+        // SAFETY: the GIL is held (we are inside `attach`), as PyOS_BeforeFork and the
+        // after-fork functions require; this process has exactly one thread, so fork(2)
+        // cannot copy a lock that another thread holds. Exactly one of the after-fork
+        // functions runs on each side, as CPython's own `os.fork` does.
+        unsafe {
+            ffi::PyOS_BeforeFork();
+            let pid = libc::fork();
+            if pid == 0 {
+                ffi::PyOS_AfterFork_Child();
+            } else {
+                ffi::PyOS_AfterFork_Parent();
+            }
+            pid
+        }
+    })
+}
+
+/// In the child: own process group, die with the zygote, adopt the received
+/// descriptors, close everything else.
+fn become_worker(fds: &[RawFd], in_fd: RawFd, out_fd: RawFd) {
+    // SAFETY: plain syscalls on this process's own attributes and descriptors. The
+    // received descriptors are open (the kernel installed them in `recv_request`);
+    // `in_fd` and `out_fd` are owned by the worker's `File`s, which keep using those
+    // numbers, now pointing at the new pipes. The close range skips exactly them and
+    // 0-2; nothing else in this process holds a descriptor it will use again (the
+    // zygote runs no job code and Python keeps no file open after warm-up).
+    unsafe {
+        let zygote = libc::getppid();
+        libc::setpgid(0, 0);
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+        if libc::getppid() != zygote {
+            // The zygote died between fork and prctl: nobody would reap or kill us.
+            libc::_exit(70);
+        }
+        if libc::dup2(fds[2], 2) < 0
+            || libc::dup2(2, 1) < 0
+            || libc::dup2(fds[0], in_fd) < 0
+            || libc::dup2(fds[1], out_fd) < 0
+        {
+            libc::_exit(71);
+        }
+        let (lo, hi) = (in_fd.min(out_fd), in_fd.max(out_fd));
+        close_range(3, lo - 1);
+        close_range(lo + 1, hi - 1);
+        close_range(hi + 1, libc::c_int::MAX);
+    }
+}
+
+/// Closes every descriptor in `first..=last` (nothing when the range is empty).
+fn close_range(first: libc::c_int, last: libc::c_int) {
+    if first > last {
+        return;
+    }
+    // SAFETY: close_range(2) only closes descriptors; the caller chose the range.
+    let rc = unsafe { libc::syscall(libc::SYS_close_range, first as u32, last as u32, 0u32) };
+    if rc != 0 {
+        // Kernels before 5.9: close them one by one up to the descriptor limit.
+        let limit = last.min(65_536);
+        for fd in first..=limit {
+            // SAFETY: as above; EBADF for descriptors that are not open is harmless.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+fn close_all(fds: &[RawFd]) {
+    for &fd in fds {
+        // SAFETY: these descriptors were received in this process and are owned by
+        // nothing else.
+        unsafe { libc::close(fd) };
+    }
+}
+
+fn wait_for(pid: i32, timeout: Duration) -> Option<i32> {
+    if pid <= 0 {
+        return None;
+    }
+    let until = Instant::now() + timeout;
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid(2) on one pid, writing into a live local.
+        let got = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if got == pid {
+            return Some(status);
+        }
+        if got < 0 || Instant::now() >= until {
+            // ECHILD: not ours (or already reported).
+            return None;
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+}
+
+/// Reads one request frame and the descriptors sent with it; `None` at end of stream.
+fn recv_request(sock: &mut File) -> io::Result<Option<(ZygoteRequest, Vec<RawFd>)>> {
+    let mut len = [0u8; 4];
+    // Room for FORK_FDS descriptors, with the alignment cmsg headers need.
+    let mut control = [0u64; 16];
+    let mut iov = libc::iovec {
+        iov_base: len.as_mut_ptr().cast(),
+        iov_len: len.len(),
+    };
+    // SAFETY: an all-zero msghdr is valid (no name, no buffers).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control);
+    let got = loop {
+        // SAFETY: `msg` points at live local buffers of the sizes it states.
+        let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+        if n >= 0 {
+            break n as usize;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    };
+    let mut fds = Vec::new();
+    // SAFETY: the CMSG_* macros walk the control buffer the kernel just filled, within
+    // the length it reported in msg_controllen.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+                let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+                let bytes = (*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+                for i in 0..bytes / std::mem::size_of::<RawFd>() {
+                    fds.push(data.add(i).read_unaligned());
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+    }
+    if got == 0 {
+        close_all(&fds);
+        return Ok(None);
+    }
+    if got < len.len() {
+        sock.read_exact(&mut len[got..])?;
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len > 64 * 1024 {
+        close_all(&fds);
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "zygote request too large",
+        ));
+    }
+    let mut body = vec![0u8; len];
+    sock.read_exact(&mut body)?;
+    match protocol::decode(&body) {
+        Ok(request) => Ok(Some((request, fds))),
+        Err(e) => {
+            close_all(&fds);
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! Recycling through the zygote: a killed worker is replaced by a process forked from the
+//! warm template, confined exactly like a cold worker, and nothing survives the executor.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{builder, examples_data, expect_ok, process_alive};
+use pyward::gate::Policy;
+use pyward::{Job, JobFailure};
+
+const FIGURE: &str = "plt.plot([1, 3, 2]); plt.savefig(OUT)\n";
+
+/// A job that the watchdog kills (legitimate jobs keep the 20 s default of `builder`).
+fn spin() -> Job {
+    Job::new("while True:\n    pass\n").timeout(Duration::from_millis(300))
+}
+
+/// (parent pid, process group) of a live process, from /proc/<pid>/stat.
+fn parent_and_group(pid: u32) -> (u32, u32) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let mut fields = stat.rsplit(')').next().unwrap().split_whitespace().skip(1);
+    let ppid = fields.next().unwrap().parse().unwrap();
+    let pgrp = fields.next().unwrap().parse().unwrap();
+    (ppid, pgrp)
+}
+
+#[test]
+fn a_killed_worker_is_replaced_by_a_fork_of_the_zygote_confined_like_a_cold_one() {
+    let exec = builder().build().unwrap();
+    let first = exec.run(Job::new(FIGURE)).unwrap();
+    expect_ok(&first);
+    let cold = first.worker.clone().unwrap();
+    assert_eq!(parent_and_group(cold.pid), (std::process::id(), cold.pid));
+
+    // Killed by the watchdog: the slot replaces the worker right away.
+    let spin = exec.run(spin()).unwrap();
+    assert!(matches!(spin.failure(), Some(JobFailure::Timeout { .. })));
+
+    let next = exec
+        .run(
+            Job::new("d = np.loadtxt(srcpath('v.txt'))\nplt.plot(d); plt.savefig(OUT)\n")
+                .src_bytes("v.txt", b"1\n2\n3\n".to_vec()),
+        )
+        .unwrap();
+    expect_ok(&next);
+    let forked = next.worker.clone().unwrap();
+    assert_ne!(forked.pid, cold.pid);
+    assert!(!process_alive(cold.pid));
+    let zygote = exec.zygote_pid().expect("the zygote runs");
+    assert_eq!(
+        parent_and_group(forked.pid),
+        (zygote, forked.pid),
+        "a forked worker is the zygote's child and leads its own process group"
+    );
+    let (_, was_forked) = exec.last_recycle(0).expect("one recycle happened");
+    assert!(was_forked);
+    assert!(
+        forked.sandbox.is_full() || !cold.sandbox.is_full(),
+        "{:?}",
+        forked.sandbox
+    );
+    assert_eq!(forked.sandbox, cold.sandbox);
+    assert_eq!(forked.versions, cold.versions);
+    assert_eq!(forked.render_once, cold.render_once);
+
+    // The same figure, byte for byte, from the cold and the forked worker.
+    let again = exec.run(Job::new(FIGURE)).unwrap();
+    expect_ok(&again);
+    assert_eq!(first.artifacts()[0].bytes, again.artifacts()[0].bytes);
+}
+
+#[test]
+fn a_forked_worker_is_still_confined_and_crashes_are_reported_with_their_signal() {
+    let exec = builder()
+        .policy(Policy::gate_disabled_for_testing())
+        .build()
+        .unwrap();
+    let spin = exec.run(spin()).unwrap();
+    assert!(matches!(spin.failure(), Some(JobFailure::Timeout { .. })));
+    let zygote = exec.zygote_pid().expect("the zygote runs");
+
+    // Reading outside the slot's directories fails (audit hook and Landlock), as does
+    // signalling the zygote (seccomp), and the worker sees its own slot's paths.
+    let probe = "os = srcpath.__globals__['os']\n\
+                 r = []\n\
+                 for f in (lambda: os.listdir('/etc'), lambda: os.kill(ZYG, 9), lambda: os.open('/etc/hostname', 0)):\n\
+                 \x20   try:\n\
+                 \x20       f(); r.append('allowed')\n\
+                 \x20   except Exception as e:\n\
+                 \x20       r.append(type(e).__name__)\n\
+                 print(r, os.getcwd() == os.path.realpath(os.environ['TMPDIR']))\n\
+                 plt.plot([1]); plt.savefig(OUT)\n"
+        .replace("ZYG", &zygote.to_string());
+    let o = exec.run(Job::new(probe)).unwrap();
+    expect_ok(&o);
+    let w = o.worker.as_ref().unwrap();
+    assert_eq!(parent_and_group(w.pid).0, zygote);
+    assert!(!o.stdout.contains("allowed"), "{}", o.stdout);
+    assert!(o.stdout.trim_end().ends_with("True"), "{}", o.stdout);
+    assert!(process_alive(zygote));
+
+    // A crash of a forked worker still names the signal (the zygote reaps it).
+    let o = exec
+        .run(Job::new("srcpath.__globals__['os'].abort()\n"))
+        .unwrap();
+    let Some(JobFailure::WorkerCrashed { cause, .. }) = o.failure() else {
+        panic!("{:?}", o.result)
+    };
+    assert!(cause.contains("SIGABRT"), "{cause}");
+    assert!(!process_alive(o.worker.as_ref().unwrap().pid), "reaped");
+    let next = exec.run(Job::new(FIGURE)).unwrap();
+    expect_ok(&next);
+    assert_eq!(parent_and_group(next.worker.unwrap().pid).0, zygote);
+}
+
+#[test]
+fn src_files_reach_a_forked_worker_and_drop_leaves_no_zygote_and_no_worker() {
+    let exec = builder().workers(2).build().unwrap();
+    let mut pids = Vec::new();
+    for _ in 0..3 {
+        let o = exec.run(spin()).unwrap();
+        pids.push(o.worker.unwrap().pid);
+    }
+    let scan = std::fs::read_to_string(examples_data().join("../plot_scan.py")).unwrap();
+    let o = exec
+        .run(
+            Job::new(scan)
+                .src_dir(examples_data())
+                .timeout(Duration::from_secs(20)),
+        )
+        .unwrap();
+    expect_ok(&o);
+    let zygote = exec.zygote_pid().expect("the zygote runs");
+    let live = exec.worker_pids();
+    assert_eq!(live.len(), 2);
+    assert!(live.iter().any(|&p| parent_and_group(p).0 == zygote));
+    drop(exec);
+    assert!(!process_alive(zygote), "the zygote survived the executor");
+    for pid in live.into_iter().chain(pids) {
+        assert!(!process_alive(pid), "worker {pid} survived the executor");
+    }
+}
+
+#[test]
+fn without_the_zygote_replacements_start_cold() {
+    let exec = builder().zygote(false).build().unwrap();
+    assert_eq!(exec.zygote_pid(), None);
+    let o = exec.run(spin()).unwrap();
+    assert!(matches!(o.failure(), Some(JobFailure::Timeout { .. })));
+    let o = exec.run(Job::new(FIGURE)).unwrap();
+    expect_ok(&o);
+    assert_eq!(
+        parent_and_group(o.worker.unwrap().pid).0,
+        std::process::id()
+    );
+    assert_eq!(exec.last_recycle(0).map(|r| r.1), Some(false));
+}
+
+#[test]
+fn when_the_zygote_dies_workers_start_cold_and_a_new_zygote_comes_up() {
+    let exec = builder().build().unwrap();
+    let o = exec.run(spin()).unwrap();
+    assert!(matches!(o.failure(), Some(JobFailure::Timeout { .. })));
+    let zygote = exec.zygote_pid().expect("the zygote runs");
+    // SAFETY: kill(2) of a process this test's executor started.
+    unsafe { libc::kill(zygote as libc::pid_t, libc::SIGKILL) };
+    // Its forked worker dies with it (parent-death signal); the job that finds it dead
+    // may fail, after which the slot starts a worker cold.
+    let mut served = None;
+    for _ in 0..3 {
+        let o = exec.run(Job::new(FIGURE)).unwrap();
+        if o.is_success() {
+            served = o.worker;
+            break;
+        }
+        assert!(
+            matches!(o.failure(), Some(JobFailure::WorkerCrashed { .. })),
+            "{:?}",
+            o.result
+        );
+    }
+    let served = served.expect("the pool recovered");
+    assert_eq!(parent_and_group(served.pid).0, std::process::id());
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        match exec.zygote_pid() {
+            Some(p) if p != zygote => break,
+            _ if std::time::Instant::now() > deadline => panic!("no new zygote"),
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
