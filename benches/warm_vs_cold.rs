@@ -152,13 +152,21 @@ fn main() {
         confined_ready / unconfined_ready
     );
     for (name, code) in [("typical", TYPICAL), ("no-figure", NO_FIGURE)] {
-        let run = |e: &pyward::Executor| {
-            time_n(n_warm, || {
-                let o = e.run(pyward::Job::new(code).allow_blank()).unwrap();
-                assert!(o.is_success());
-            })
+        // Interleaved, so that drift in the machine's load hits both sides alike.
+        let once = |e: &pyward::Executor| {
+            let t = Instant::now();
+            let o = e.run(pyward::Job::new(code).allow_blank()).unwrap();
+            assert!(o.is_success());
+            t.elapsed()
         };
-        let (a, b) = (run(&exec), run(&unconfined));
+        once(&exec);
+        once(&unconfined);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..n_warm {
+            a.push(once(&exec));
+            b.push(once(&unconfined));
+        }
+        let (a, b) = (median(a), median(b));
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(
             "{name:<14} {:>13.2} {:>14.2} {:>6.3}",
