@@ -80,41 +80,23 @@ fn serve(
         Some(HostMsg::Init(init)) if init.version == PROTOCOL_VERSION => init,
         Some(HostMsg::Init(init)) => {
             let message = format!("protocol version {} != {PROTOCOL_VERSION}", init.version);
-            return protocol::send(
-                output,
-                &WorkerMsg::InitFailed {
-                    stage: InitStage::Protocol,
-                    message,
-                },
-            );
+            return init_failed(output, InitStage::Protocol, message);
         }
         Some(_) => {
             let message = "first message must be init".to_string();
-            return protocol::send(
-                output,
-                &WorkerMsg::InitFailed {
-                    stage: InitStage::Protocol,
-                    message,
-                },
-            );
+            return init_failed(output, InitStage::Protocol, message);
         }
         None => return Ok(()),
     };
 
     // The audit hook must exist before the interpreter does (see `audit`).
     if let Err(message) = audit::register().and_then(|()| interpreter::initialize(&init.python)) {
-        return protocol::send(
-            output,
-            &WorkerMsg::InitFailed {
-                stage: InitStage::Interpreter,
-                message,
-            },
-        );
+        return init_failed(output, InitStage::Interpreter, message);
     }
     let prelude = match Python::attach(|py| warm_up(py, &init)) {
         Ok(p) => p,
         Err((stage, message)) => {
-            return protocol::send(output, &WorkerMsg::InitFailed { stage, message });
+            return init_failed(output, stage, message);
         }
     };
     let (prelude, versions, render_once) = prelude;
@@ -140,13 +122,7 @@ fn serve(
             Some(HostMsg::Init(init)) if init.version == PROTOCOL_VERSION && !init.zygote => init,
             Some(_) => {
                 let message = "a forked worker expects one init message for its slot".into();
-                return protocol::send(
-                    output,
-                    &WorkerMsg::InitFailed {
-                        stage: InitStage::Protocol,
-                        message,
-                    },
-                );
+                return init_failed(output, InitStage::Protocol, message);
             }
             None => return Ok(()),
         };
@@ -159,13 +135,7 @@ fn serve(
                 .map_err(|e| e.to_string())
         });
         if let Err(message) = rebound {
-            return protocol::send(
-                output,
-                &WorkerMsg::InitFailed {
-                    stage: InitStage::Warmup,
-                    message,
-                },
-            );
+            return init_failed(output, InitStage::Warmup, message);
         }
         init
     } else {
@@ -182,13 +152,7 @@ fn serve(
         Ok(enforced) => enforced,
         Err(e) => {
             let message = e.to_string();
-            return protocol::send(
-                output,
-                &WorkerMsg::InitFailed {
-                    stage: InitStage::Sandbox,
-                    message,
-                },
-            );
+            return init_failed(output, InitStage::Sandbox, message);
         }
     };
     let ready = ReadyMsg {
@@ -221,6 +185,15 @@ fn serve(
 }
 
 /// The prelude module, the versions it found, and whether render-once is active.
+/// Tells the supervisor why start-up failed; the worker then exits.
+fn init_failed(
+    output: &mut BufWriter<File>,
+    stage: InitStage,
+    message: String,
+) -> std::io::Result<()> {
+    protocol::send(output, &WorkerMsg::InitFailed { stage, message })
+}
+
 type WarmUp = (Py<PyModule>, Versions, bool);
 
 fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)> {
