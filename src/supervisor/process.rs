@@ -179,12 +179,7 @@ impl WorkerProcess {
                 }
             })
             .map_err(Error::Spawn)?;
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&stderr);
-        let drain = std::thread::Builder::new()
-            .name("pyward-stderr".into())
-            .spawn(move || drain_tail(stderr_pipe, &sink))
-            .map_err(Error::Spawn)?;
+        let (stderr, drain) = spawn_stderr_drain(stderr_pipe, "pyward-stderr")?;
 
         let mut worker = WorkerProcess {
             child,
@@ -419,7 +414,25 @@ fn spawn_cold(
     Ok((child, stdin.into(), stdout.into(), stderr.into()))
 }
 
-pub(crate) fn drain_tail(mut pipe: impl Read, sink: &Mutex<Vec<u8>>) {
+/// The newest bytes a child wrote to stderr, shared with the thread that drains it.
+pub(crate) type StderrTail = Arc<Mutex<Vec<u8>>>;
+
+/// Drains a child's stderr on its own thread (a full pipe must never block the child),
+/// keeping the newest bytes.
+pub(crate) fn spawn_stderr_drain(
+    pipe: impl Read + Send + 'static,
+    name: &str,
+) -> Result<(StderrTail, JoinHandle<()>)> {
+    let tail = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&tail);
+    let drain = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || drain_tail(pipe, &sink))
+        .map_err(Error::Spawn)?;
+    Ok((tail, drain))
+}
+
+fn drain_tail(mut pipe: impl Read, sink: &Mutex<Vec<u8>>) {
     let mut buf = [0u8; 8192];
     loop {
         match pipe.read(&mut buf) {

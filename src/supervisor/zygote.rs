@@ -52,7 +52,7 @@ use crate::error::{Error, Result};
 use crate::protocol::{
     self, HostMsg, InitMsg, WorkerMsg, ZygoteReply, ZygoteRequest, PROTOCOL_VERSION,
 };
-use crate::supervisor::process::{drain_tail, sandbox_spec, worker_command};
+use crate::supervisor::process::{sandbox_spec, spawn_stderr_drain, worker_command};
 use crate::workspace::SlotDirs;
 
 /// How long a zygote may take to answer one request (a fork is a few milliseconds).
@@ -217,12 +217,7 @@ impl Zygote {
         // when our end closes.
         drop(cmd);
         let stderr = child.stderr.take().expect("stderr is piped");
-        let tail = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&tail);
-        let drain = std::thread::Builder::new()
-            .name("pyward-zygote-stderr".into())
-            .spawn(move || drain_tail(stderr, &sink))
-            .map_err(Error::Spawn)?;
+        let (tail, drain) = spawn_stderr_drain(stderr, "pyward-zygote-stderr")?;
         let mut zygote = Zygote {
             child,
             sock,
