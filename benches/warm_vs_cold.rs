@@ -13,17 +13,8 @@ use std::time::{Duration, Instant};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-const TYPICAL: &str = r#"
-import numpy as np
-x = np.linspace(0, 10, 200)
-fig, ax = plt.subplots(figsize=(6, 4))
-ax.plot(x, np.sin(x), label='sin')
-ax.plot(x, np.cos(x), label='cos')
-ax.scatter(x[::10], np.sin(x[::10]) + 0.1, s=12, label='samples')
-ax.set_xlabel('t'); ax.set_ylabel('value'); ax.set_title('typical figure')
-ax.legend()
-plt.savefig(OUT)
-"#;
+/// The typical figure: the same script the render-once corpus checks byte for byte.
+const TYPICAL: &str = include_str!("../tests/data/figures/02_typical_line_scatter_legend.py");
 
 const TINY: &str = "plt.plot([1, 2, 3])\nplt.savefig(OUT)\n";
 

@@ -196,16 +196,7 @@ impl WorkerProcess {
             },
             jobs_run: 0,
         };
-        let init = HostMsg::Init(Box::new(InitMsg {
-            version: PROTOCOL_VERSION,
-            python: config.python.clone(),
-            rules: config.policy.runtime_rules(),
-            dirs: dirs.for_worker(),
-            sandbox: sandbox_spec(config, dirs, mpl_config),
-            preload_pandas: config.preload_pandas,
-            render_once: config.render_once,
-            zygote: false,
-        }));
+        let init = init_msg(config, dirs, mpl_config, false);
         if let Err(e) = protocol::send(&mut worker.stdin, &init) {
             return Err(worker.startup_failure(format!("sending init: {e}")));
         }
@@ -453,6 +444,25 @@ fn page_size() -> u64 {
     // SAFETY: sysconf(2) has no preconditions.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     u64::try_from(size).unwrap_or(4096)
+}
+
+/// The init message of a worker (or, with `zygote`, of the warm template).
+pub(crate) fn init_msg(
+    config: &Config,
+    dirs: &SlotDirs,
+    mpl_config: &Path,
+    zygote: bool,
+) -> HostMsg {
+    HostMsg::Init(Box::new(InitMsg {
+        version: PROTOCOL_VERSION,
+        python: config.python.clone(),
+        rules: config.policy.runtime_rules(),
+        dirs: dirs.for_worker(),
+        sandbox: sandbox_spec(config, dirs, mpl_config),
+        preload_pandas: config.preload_pandas,
+        render_once: config.render_once,
+        zygote,
+    }))
 }
 
 /// The kernel confinement a worker applies to itself after warm-up.

@@ -66,6 +66,30 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
+    /// The blank-figure check and the job's own validators, while its inputs are
+    /// still staged.
+    fn run_validators(&self, job: &Queued, artifacts: &[Artifact]) -> Result<(), JobFailure> {
+        let ctx = ValidationContext {
+            artifacts,
+            inputs: &self.dirs.src,
+        };
+        let blank =
+            (job.blank_check && job.out_name.to_ascii_lowercase().ends_with(".png")).then(|| {
+                NotBlank {
+                    artifact: job.out_name.clone(),
+                }
+            });
+        let all = blank
+            .iter()
+            .map(|b| b as &dyn Validator)
+            .chain(job.validators.iter().map(|v| v.as_ref()));
+        for v in all {
+            v.check(&ctx)
+                .map_err(|detail| validate::invalid(&v.id(), detail))?;
+        }
+        Ok(())
+    }
+
     /// Starts this slot's first worker and reports the result on `started`, then serves
     /// the queue until it is closed.
     pub(crate) fn run(self, started: Sender<Result<(usize, f64)>>) {
@@ -266,32 +290,6 @@ impl Slot {
         }
         outcome.timings.total = job.submitted.elapsed();
         Ok(outcome)
-    }
-}
-
-impl Slot {
-    /// The blank-figure check and the job's own validators, while its inputs are
-    /// still staged.
-    fn run_validators(&self, job: &Queued, artifacts: &[Artifact]) -> Result<(), JobFailure> {
-        let ctx = ValidationContext {
-            artifacts,
-            inputs: &self.dirs.src,
-        };
-        let blank =
-            (job.blank_check && job.out_name.to_ascii_lowercase().ends_with(".png")).then(|| {
-                NotBlank {
-                    artifact: job.out_name.clone(),
-                }
-            });
-        let all = blank
-            .iter()
-            .map(|b| b as &dyn Validator)
-            .chain(job.validators.iter().map(|v| v.as_ref()));
-        for v in all {
-            v.check(&ctx)
-                .map_err(|detail| validate::invalid(&v.id(), detail))?;
-        }
-        Ok(())
     }
 }
 

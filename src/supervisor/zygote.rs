@@ -49,10 +49,8 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::protocol::{
-    self, HostMsg, InitMsg, WorkerMsg, ZygoteReply, ZygoteRequest, PROTOCOL_VERSION,
-};
-use crate::supervisor::process::{sandbox_spec, spawn_stderr_drain, worker_command};
+use crate::protocol::{self, WorkerMsg, ZygoteReply, ZygoteRequest, PROTOCOL_VERSION};
+use crate::supervisor::process::{init_msg, spawn_stderr_drain, worker_command};
 use crate::workspace::SlotDirs;
 
 /// How long a zygote may take to answer one request (a fork is a few milliseconds).
@@ -223,16 +221,7 @@ impl Zygote {
             sock,
             drain: Some(drain),
         };
-        let init = HostMsg::Init(Box::new(InitMsg {
-            version: PROTOCOL_VERSION,
-            python: config.python.clone(),
-            rules: config.policy.runtime_rules(),
-            dirs: dirs.for_worker(),
-            sandbox: sandbox_spec(config, dirs, mpl_config),
-            preload_pandas: config.preload_pandas,
-            render_once: config.render_once,
-            zygote: true,
-        }));
+        let init = init_msg(config, dirs, mpl_config, true);
         let ready = protocol::send(&mut zygote.sock, &init)
             .and_then(|()| zygote.sock.set_read_timeout(Some(config.startup_timeout)))
             .and_then(|()| zygote.recv::<WorkerMsg>());

@@ -213,14 +213,15 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         .and_then(|()| set("banned_attributes", &init.rules.banned_attributes))
         .map_err(describe(InitStage::Interpreter))?;
     let render_once = if init.render_once {
-        let module = PyModule::from_code(
-            py,
-            &cstring(RENDER_ONCE),
-            c"pyward_render_once.py",
-            c"_pyward_render_once",
+        Some(
+            PyModule::from_code(
+                py,
+                &cstring(RENDER_ONCE),
+                c"pyward_render_once.py",
+                c"_pyward_render_once",
+            )
+            .map_err(describe(InitStage::Interpreter))?,
         )
-        .map_err(describe(InitStage::Interpreter))?;
-        Some(module)
     } else {
         None
     };
