@@ -159,7 +159,8 @@ impl Executor {
             .collect()
     }
 
-    /// The zygote's process id, while one runs (see [`ExecutorBuilder::zygote`]).
+    /// The zygote's process id, waiting while it warms up in the background (see
+    /// [`ExecutorBuilder::zygote`]). `None` when it is off or could not start.
     #[doc(hidden)]
     pub fn zygote_pid(&self) -> Option<u32> {
         self.zygote.as_ref().and_then(|z| z.pid())

@@ -172,9 +172,10 @@ impl ZygoteCell {
         }
     }
 
-    /// The zygote's pid, while one runs.
+    /// The zygote's pid once it has started (waits while it is starting); `None` when
+    /// it is dead or off.
     pub(crate) fn pid(&self) -> Option<u32> {
-        match &*self.state.lock() {
+        match &*self.settled() {
             State::Running(z) => Some(z.child.id()),
             _ => None,
         }
