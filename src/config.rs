@@ -23,6 +23,24 @@ pub enum Backpressure {
     Reject,
 }
 
+/// Whether a worker process serves many jobs or exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// A worker serves jobs one after another (up to
+    /// [`ExecutorBuilder::max_jobs_per_worker`]). Between jobs the prelude resets what a
+    /// job can change through the gate (fresh globals, figures closed, rcParams, RNG
+    /// seeds, working directory) and the slot's directories are wiped. The fastest mode,
+    /// for jobs of one trust domain.
+    #[default]
+    Reuse,
+    /// Every job runs in a process that has never run a job. After each job the worker is
+    /// killed before its caller hears back, and a replacement is forked from the zygote
+    /// before the next job arrives, so nothing one job does to its process (module
+    /// attributes, caches, environment variables, threads it left behind) can reach the
+    /// next. For pools shared by tenants. Costs one fork and sandbox set-up per job.
+    Fresh,
+}
+
 /// Validated executor settings, built by [`ExecutorBuilder`].
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -44,6 +62,7 @@ pub struct Config {
     pub(crate) render_once: bool,
     pub(crate) startup_timeout: Duration,
     pub(crate) zygote: bool,
+    pub(crate) isolation: Isolation,
 }
 
 /// Builds an [`Executor`](crate::Executor); `build()` starts and warms the pool.
@@ -85,6 +104,7 @@ impl Default for ExecutorBuilder {
                 render_once: true,
                 startup_timeout: Duration::from_secs(60),
                 zygote: true,
+                isolation: Isolation::Reuse,
             },
         }
     }
@@ -228,6 +248,15 @@ impl ExecutorBuilder {
     /// started in the background. See `supervisor::zygote`.
     pub fn zygote(mut self, on: bool) -> Self {
         self.config.zygote = on;
+        self
+    }
+
+    /// Whether workers serve many jobs or one each ([`Isolation`]). Default: `Reuse`.
+    ///
+    /// `Fresh` relies on the zygote for its speed: with [`ExecutorBuilder::zygote`] off,
+    /// or while the zygote restarts, every replacement starts cold (about a second).
+    pub fn isolation(mut self, isolation: Isolation) -> Self {
+        self.config.isolation = isolation;
         self
     }
 

@@ -71,7 +71,7 @@ pub mod validate;
 pub mod worker;
 mod workspace;
 
-pub use config::{Backpressure, ExecutorBuilder};
+pub use config::{Backpressure, ExecutorBuilder, Isolation};
 pub use error::{Error, Result};
 pub use job::{Job, Source};
 pub use outcome::{

@@ -287,15 +287,19 @@ impl WorkerProcess {
         String::from_utf8_lossy(&self.stderr.lock()).into_owned()
     }
 
-    /// Kills the worker's whole process group, reaps it and joins its reader threads.
-    pub(crate) fn kill(&mut self) -> Option<ExitStatus> {
-        let pid = self.child.pid() as libc::pid_t;
+    /// Sends SIGKILL to the worker's process group without waiting; [`Self::kill`] reaps.
+    pub(crate) fn signal_kill(&self) {
         // SAFETY: kill(2) with a negative pid signals the process group the worker leads
         // (spawned with process_group(0), or made a group leader by the zygote before
         // it answered the fork request); the group id is ours until it is reaped.
         unsafe {
-            libc::kill(-pid, libc::SIGKILL);
+            libc::kill(-(self.child.pid() as libc::pid_t), libc::SIGKILL);
         }
+    }
+
+    /// Kills the worker's whole process group, reaps it and joins its reader threads.
+    pub(crate) fn kill(&mut self) -> Option<ExitStatus> {
+        self.signal_kill();
         let status = self.child.wait_killed();
         self.join_threads();
         status

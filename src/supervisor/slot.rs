@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::zygote::ZygoteCell;
-use crate::config::Config;
+use crate::config::{Config, Isolation};
 use crate::error::{Error, Result};
 use crate::outcome::{
     tail_chars, Artifact, JobFailure, Outcome, PythonError, Timings, WorkerInfo, STDERR_TAIL_CHARS,
@@ -104,13 +104,24 @@ impl Slot {
             }
         };
         drop(started);
+        let fresh = self.config.isolation == Isolation::Fresh;
         while let Ok(job) = self.queue.recv() {
             let reply = job.reply.clone();
             let result = self.serve(&mut worker, job);
+            // Fresh isolation: the used worker dies before its caller hears back.
+            let used = if fresh { worker.take() } else { None };
+            if let Some(u) = &used {
+                self.lost_at.set(Some(Instant::now()));
+                u.signal_kill();
+            }
             if worker.is_none() {
                 self.pids[self.index].store(0, Ordering::Relaxed);
             }
             let _ = reply.send(result);
+            if let Some(used) = used {
+                worker = self.replace_used(used);
+                continue;
+            }
             // Replace a lost or retired worker now, not when the next job is waiting.
             let retire = worker
                 .as_ref()
@@ -136,8 +147,28 @@ impl Slot {
         self.spawn_with(self.zygote.as_ref())
     }
 
+    /// Fresh isolation: forks the next worker while the used one (already sent SIGKILL)
+    /// dies, then reaps the used one and only then wipes the slot's directories, so
+    /// nothing it wrote can outlive it into the next job. The reap (a few milliseconds)
+    /// overlaps the new worker's start instead of preceding it.
+    fn replace_used(&self, mut used: WorkerProcess) -> Option<WorkerProcess> {
+        let next = self.start_worker(self.zygote.as_ref());
+        used.kill();
+        drop(used);
+        if self.dirs.clear().is_err() {
+            // Leftovers could leak into the next job: drop this worker too.
+            return None;
+        }
+        next.ok()
+    }
+
     fn spawn_with(&self, zygote: Option<&Arc<ZygoteCell>>) -> Result<WorkerProcess> {
         let _ = self.dirs.clear();
+        self.start_worker(zygote)
+    }
+
+    /// Starts a worker (without touching the slot's directories) and records it.
+    fn start_worker(&self, zygote: Option<&Arc<ZygoteCell>>) -> Result<WorkerProcess> {
         let worker = WorkerProcess::spawn(
             &self.program,
             &self.config,

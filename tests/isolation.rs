@@ -1,0 +1,88 @@
+//! `Isolation::Fresh`: every job runs in a process that never ran a job, and nothing one
+//! job does to its process reaches the next. The same probe under `Reuse` shows what
+//! the mode prevents (so the probe itself can fail).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{builder, expect_ok, process_alive};
+use pyward::gate::Policy;
+use pyward::{Isolation, Job, Outcome, WorkerInfo};
+
+/// With the gate off, leaves a mark in the process: a global of the prelude module
+/// (module attributes are read-only to jobs, which is how `Reuse` stops this with the
+/// gate on; here the job reaches past that).
+const LEAVE_MARKS: &str = "srcpath.__globals__['carry_marker'] = 'leaked'\n\
+                           plt.plot([1, 2]); plt.savefig(OUT)\n";
+
+const READ_MARKS: &str = "print(srcpath.__globals__.get('carry_marker'))\n\
+                          plt.plot([2, 1]); plt.savefig(OUT)\n";
+
+fn run_ok(exec: &pyward::Executor, code: &str) -> (Outcome, WorkerInfo) {
+    let o = exec.run(Job::new(code)).unwrap();
+    expect_ok(&o);
+    let w = o.worker.clone().unwrap();
+    (o, w)
+}
+
+fn wait_gone(pid: u32) -> bool {
+    let until = Instant::now() + Duration::from_secs(5);
+    while process_alive(pid) {
+        if Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    true
+}
+
+#[test]
+fn fresh_isolation_runs_each_job_in_an_unused_process_and_nothing_carries_over() {
+    let exec = builder()
+        .policy(Policy::gate_disabled_for_testing())
+        .isolation(Isolation::Fresh)
+        .build()
+        .unwrap();
+    let (_, first) = run_ok(&exec, LEAVE_MARKS);
+    let (read, second) = run_ok(&exec, READ_MARKS);
+    assert_eq!(read.stdout.trim(), "None", "state crossed jobs");
+    assert_ne!(first.pid, second.pid);
+    assert_eq!((first.jobs_before, second.jobs_before), (0, 0));
+    assert!(wait_gone(first.pid), "the used worker outlived its job");
+    assert_eq!(
+        first.sandbox, second.sandbox,
+        "a fresh worker is confined alike"
+    );
+
+    // Replacements come from the zygote: warm, and children of the template.
+    let (_, third) = run_ok(&exec, READ_MARKS);
+    let zygote = exec.zygote_pid().expect("the zygote runs");
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", third.pid)).unwrap();
+    let ppid: u32 = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(ppid, zygote);
+    assert_eq!(exec.last_recycle(0).map(|r| r.1), Some(true));
+    assert_eq!(third.jobs_before, 0);
+}
+
+#[test]
+fn reuse_isolation_lets_process_state_through_which_is_what_fresh_prevents() {
+    let exec = builder()
+        .policy(Policy::gate_disabled_for_testing())
+        .isolation(Isolation::Reuse)
+        .build()
+        .unwrap();
+    let (_, first) = run_ok(&exec, LEAVE_MARKS);
+    let (read, second) = run_ok(&exec, READ_MARKS);
+    assert_eq!(first.pid, second.pid);
+    assert_eq!(second.jobs_before, 1);
+    assert_eq!(read.stdout.trim(), "leaked");
+}
