@@ -22,6 +22,7 @@ _JOB_BUILTINS = None  # curated builtins, copied per job
 _INJECTED = None      # names injected into every job's globals
 _SAVED_RC = None      # rcParams right after warm-up
 _SAVED_WARNINGS = None
+_FIGURES = None       # name -> bytes while a job renders figures to memory, else None
 _PROXIES = {}         # id(module) -> proxy, so `np is np` holds across accesses
 _REAL_IMPORT = builtins.__import__
 _MSG_CAP = 2000
@@ -183,6 +184,58 @@ def _guarded_open(file, mode='r', *args, **kwargs):
     return _REAL_OPEN(file, mode, *args, **kwargs)
 
 
+# --- figures to memory ------------------------------------------------------------------
+
+def _memory_target(figure, fname, kwargs):
+    """(artifact name, format) when this save should go to memory instead of out/.
+
+    Only while a job asked for figures in memory, and only for a path naming a file
+    directly in out/ (OUT or a sibling). The format is chosen as matplotlib chooses it
+    for a path: `format=`, else the extension, else rcParams['savefig.format'], which
+    matplotlib then appends to the name.
+    """
+    if _FIGURES is None or not isinstance(fname, (str, os.PathLike)):
+        return None
+    path = os.fspath(fname)
+    if not isinstance(path, str) or os.path.dirname(os.path.realpath(path)) != _OUT_REAL:
+        return None
+    import matplotlib
+    name = os.path.basename(path)
+    ext = os.path.splitext(name)[1][1:].lower()
+    fmt = kwargs.get('format') or ext or matplotlib.rcParams['savefig.format']
+    if not isinstance(fmt, str) or fmt.lower() not in figure.canvas.get_supported_filetypes():
+        return None  # stock savefig raises its own error
+    if not ext and kwargs.get('format') is None:
+        name = f'{name}.{fmt}'
+    return name, fmt.lower()
+
+
+def _install_memory_savefig():
+    """Makes `Figure.savefig` render into memory for jobs that asked for it.
+
+    pyplot.savefig, render-once's replacement of it, and fig.savefig all end in
+    Figure.savefig, so this one place covers every ordinary way to save. Matplotlib
+    writes the same bytes to a file object as to a path (the path is only opened and
+    handed to the same writer); tests/figures_in_memory.rs holds us to that.
+    """
+    from matplotlib.figure import Figure
+    stock = Figure.savefig
+
+    def savefig(self, fname, **kwargs):
+        target = _memory_target(self, fname, kwargs)
+        if target is None:
+            return stock(self, fname, **kwargs)
+        name, fmt = target
+        buf = io.BytesIO()
+        kwargs['format'] = fmt
+        stock(self, buf, **kwargs)
+        _FIGURES[name] = buf.getvalue()
+
+    savefig.__doc__ = stock.__doc__
+    savefig.__wrapped__ = stock
+    Figure.savefig = savefig
+
+
 # --- warm-up ----------------------------------------------------------------------------
 
 def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
@@ -216,6 +269,8 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
     if preload_pandas:
         import pandas
         injected['pd'] = pandas
+
+    _install_memory_savefig()
 
     # One real render: fills the font cache, the mathtext parser and Agg's state.
     fig, ax = plt.subplots(figsize=(4, 3), dpi=50)
@@ -348,8 +403,9 @@ def _reset():
     os.chdir(_TMP)
 
 
-def run_job(code, seed, out_name, stdout_cap):
+def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False):
     """Runs one job; never raises (job exceptions, SystemExit included, are described)."""
+    global _FIGURES
     import numpy
     random.seed(seed)
     numpy.random.seed(seed % (1 << 32))
@@ -365,6 +421,7 @@ def run_job(code, seed, out_name, stdout_cap):
     saved_streams = sys.stdout, sys.stderr
     error = None
     os.chdir(_TMP)
+    _FIGURES = {} if figures_in_memory else None
     start = time.perf_counter()
     try:
         sys.stdout, sys.stderr = out, err
@@ -374,6 +431,7 @@ def run_job(code, seed, out_name, stdout_cap):
     finally:
         sys.stdout, sys.stderr = saved_streams
     exec_ms = (time.perf_counter() - start) * 1000.0
+    figures, _FIGURES = sorted((_FIGURES or {}).items()), None
     job_globals.clear()
     try:
         _reset()
@@ -386,4 +444,5 @@ def run_job(code, seed, out_name, stdout_cap):
         'stdout_dropped': out.dropped,
         'stderr': err.getvalue(),
         'error': error,
+        'figures': figures,
     }

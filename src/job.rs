@@ -38,6 +38,7 @@ pub struct Job {
     pub(crate) validators: Vec<Arc<dyn Validator>>,
     pub(crate) blank_check: bool,
     pub(crate) task: Option<String>,
+    pub(crate) figures_in_memory: bool,
 }
 
 impl Job {
@@ -55,6 +56,7 @@ impl Job {
             validators: Vec::new(),
             blank_check: true,
             task: None,
+            figures_in_memory: false,
         }
     }
 
@@ -125,6 +127,15 @@ impl Job {
     /// figure is almost always a job that forgot to draw).
     pub fn allow_blank(mut self) -> Job {
         self.blank_check = false;
+        self
+    }
+
+    /// Figures saved into `out/` (to `OUT` or a sibling name) are rendered into memory
+    /// and returned without touching the disk. For callers that only want the bytes:
+    /// job code that reads its own saved figure back will not find the file. Other
+    /// files the job writes (CSV, JSON) still go through `out/`.
+    pub fn figures_in_memory(mut self) -> Job {
+        self.figures_in_memory = true;
         self
     }
 

@@ -135,6 +135,9 @@ pub struct RunMsg {
     pub max_artifacts: usize,
     /// Largest size of one artifact, in bytes.
     pub max_artifact_bytes: u64,
+    /// Render figures saved into `out/` to memory (see `Job::figures_in_memory`).
+    #[serde(default)]
+    pub figures_in_memory: bool,
 }
 
 /// Messages from a worker to the supervisor.

@@ -53,6 +53,9 @@ pub struct RunRecord {
     pub expected: Vec<String>,
     /// Whether a blank PNG was refused.
     pub blank_check: bool,
+    /// Whether figures were rendered to memory ([`Job::figures_in_memory`]).
+    #[serde(default)]
+    pub figures_in_memory: bool,
     /// Ids of the job's own validators (their configuration is the caller's).
     pub validators: Vec<String>,
     /// Every input file.
@@ -220,6 +223,7 @@ impl Recorder {
             out_name: job.out_name.clone(),
             expected: job.expected.clone(),
             blank_check: job.blank_check,
+            figures_in_memory: job.figures_in_memory,
             validators: job.validators.iter().map(|v| v.id()).collect(),
             inputs,
             attempts: records,
@@ -263,6 +267,7 @@ pub fn replay_job(run_dir: &Path, record: &RunRecord, index: usize) -> Result<Jo
         .seed(attempt.outcome.seed);
     job.expected = record.expected.clone();
     job.blank_check = record.blank_check;
+    job.figures_in_memory = record.figures_in_memory;
     job.timeout = Some(std::time::Duration::from_millis(record.timeout_ms));
     job.memory_bytes = Some(record.memory_bytes);
     for input in &record.inputs {

@@ -4,31 +4,12 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{builder, expect_ok};
+use common::{builder, expect_ok, figure_corpus};
 use pyward::Job;
-
-fn corpus() -> Vec<(String, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/figures");
-    let mut scripts: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "py"))
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                std::fs::read_to_string(&p).unwrap(),
-            )
-        })
-        .collect();
-    scripts.sort();
-    scripts
-}
 
 #[test]
 fn render_once_is_active_and_byte_identical_on_the_whole_corpus() {
-    let scripts = corpus();
+    let scripts = figure_corpus();
     assert!(
         scripts.len() >= 30,
         "the corpus has {} figures",

@@ -248,6 +248,7 @@ impl Executor {
             gate_enabled: policy.gate_enabled(),
             validators: job.validators,
             blank_check: job.blank_check,
+            figures_in_memory: job.figures_in_memory,
             reply,
         };
         let queue = self.queue.as_ref().ok_or(Error::Shutdown)?;

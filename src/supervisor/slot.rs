@@ -42,6 +42,7 @@ pub(crate) struct Queued {
     pub gate_enabled: bool,
     pub validators: Vec<Arc<dyn Validator>>,
     pub blank_check: bool,
+    pub figures_in_memory: bool,
     /// One-shot: the outcome of exactly this job goes here and nowhere else.
     pub reply: Sender<Result<Outcome>>,
 }
@@ -225,6 +226,7 @@ impl Slot {
             stdout_cap: self.config.stdout_cap,
             max_artifacts: self.config.max_artifacts,
             max_artifact_bytes: self.config.max_artifact_bytes,
+            figures_in_memory: job.figures_in_memory,
         };
         let exec_start = Instant::now();
         let answer = match worker.send(&HostMsg::Run(run)) {

@@ -168,8 +168,8 @@ fn serve(
     loop {
         match protocol::recv::<HostMsg>(input)? {
             Some(HostMsg::Run(run)) => {
-                let done = Python::attach(|py| run_job(py, &prelude, &run));
-                let (done, blobs) = collect_artifacts(done, &out_dir, &run);
+                let (done, figures) = Python::attach(|py| run_job(py, &prelude, &run));
+                let (done, blobs) = collect_artifacts(done, figures, &out_dir, &run);
                 protocol::send(output, &WorkerMsg::Done(Box::new(done)))?;
                 for blob in blobs {
                     protocol::write_frame(output, &blob)?;
@@ -267,7 +267,10 @@ fn cstring(s: &str) -> std::ffi::CString {
     std::ffi::CString::new(s).expect("the prelude contains no NUL byte")
 }
 
-fn run_job(py: Python<'_>, prelude: &Py<PyModule>, run: &RunMsg) -> DoneMsg {
+/// Figures the job rendered to memory: (artifact name, bytes), sorted by name.
+type MemoryFigures = Vec<(String, Vec<u8>)>;
+
+fn run_job(py: Python<'_>, prelude: &Py<PyModule>, run: &RunMsg) -> (DoneMsg, MemoryFigures) {
     let mut done = DoneMsg {
         job_id: run.job_id,
         exec_ms: 0.0,
@@ -278,12 +281,23 @@ fn run_job(py: Python<'_>, prelude: &Py<PyModule>, run: &RunMsg) -> DoneMsg {
         artifacts: Vec::new(),
         artifacts_refused: Vec::new(),
     };
+    let mut figures = Vec::new();
     let result = prelude.bind(py).call_method1(
         "run_job",
-        (&run.code, run.seed, &run.out_name, run.stdout_cap),
+        (
+            &run.code,
+            run.seed,
+            &run.out_name,
+            run.stdout_cap,
+            run.figures_in_memory,
+        ),
     );
     match result {
         Ok(r) => {
+            figures = r
+                .get_item("figures")
+                .and_then(|v| v.extract())
+                .unwrap_or_default();
             let s =
                 |k: &str| -> String { r.get_item(k).and_then(|v| v.extract()).unwrap_or_default() };
             done.exec_ms = r
@@ -331,38 +345,60 @@ fn run_job(py: Python<'_>, prelude: &Py<PyModule>, run: &RunMsg) -> DoneMsg {
             });
         }
     }
-    done
+    (done, figures)
 }
 
-/// Reads the files the job left in `out/` (sorted by name, within the caps).
-fn collect_artifacts(mut done: DoneMsg, out_dir: &Path, run: &RunMsg) -> (DoneMsg, Vec<Vec<u8>>) {
-    let mut names: Vec<String> = match fs::read_dir(out_dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    names.sort();
+/// The job's artifacts: figures it rendered to memory and the files it left in `out/`
+/// (a figure in memory wins over a file of the same name), sorted by name, within the
+/// count and size caps; the rest are listed as refused.
+fn collect_artifacts(
+    mut done: DoneMsg,
+    figures: MemoryFigures,
+    out_dir: &Path,
+    run: &RunMsg,
+) -> (DoneMsg, Vec<Vec<u8>>) {
+    enum Found {
+        Memory(Vec<u8>),
+        File(u64),
+    }
+    let mut found: std::collections::BTreeMap<String, Found> = figures
+        .into_iter()
+        .map(|(name, bytes)| (name, Found::Memory(bytes)))
+        .collect();
+    if let Ok(entries) = fs::read_dir(out_dir) {
+        for e in entries.filter_map(Result::ok) {
+            if e.file_type().is_ok_and(|t| t.is_file()) {
+                let size = e.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+                let name = e.file_name().to_string_lossy().into_owned();
+                found.entry(name).or_insert(Found::File(size));
+            }
+        }
+    }
     let mut blobs = Vec::new();
-    for name in names {
-        let path = out_dir.join(&name);
-        let size = fs::metadata(&path).map(|m| m.len()).unwrap_or(u64::MAX);
+    for (name, item) in found {
+        let size = match &item {
+            Found::Memory(bytes) => bytes.len() as u64,
+            Found::File(size) => *size,
+        };
         if blobs.len() >= run.max_artifacts || size > run.max_artifact_bytes {
             done.artifacts_refused.push(name);
             continue;
         }
-        match fs::read(&path) {
-            Ok(bytes) => {
-                done.artifacts.push(ArtifactMeta {
-                    name,
-                    len: bytes.len() as u64,
-                });
-                blobs.push(bytes);
-            }
-            Err(_) => done.artifacts_refused.push(name),
-        }
+        let bytes = match item {
+            Found::Memory(bytes) => bytes,
+            Found::File(_) => match fs::read(out_dir.join(&name)) {
+                Ok(bytes) => bytes,
+                Err(_) => {
+                    done.artifacts_refused.push(name);
+                    continue;
+                }
+            },
+        };
+        done.artifacts.push(ArtifactMeta {
+            name,
+            len: bytes.len() as u64,
+        });
+        blobs.push(bytes);
     }
     (done, blobs)
 }

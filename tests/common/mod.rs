@@ -12,6 +12,24 @@ pub fn examples_data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/data")
 }
 
+/// The figure corpus of `tests/data/figures`: (file name, code), sorted by name.
+pub fn figure_corpus() -> Vec<(String, String)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/figures");
+    let mut scripts: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
+    scripts.sort();
+    scripts
+}
+
 /// A builder with test-friendly defaults: the worker binary cargo built for this test.
 pub fn builder() -> ExecutorBuilder {
     Executor::builder()
