@@ -9,11 +9,16 @@
 //! replacement's `Ready` message, i.e. everything a queued job would wait for. The
 //! same executor settings are used for both modes; only `ExecutorBuilder::zygote`
 //! differs (plus one zygote run without pandas preloaded: a smaller template forks
-//! faster). Prints medians (and min/max) and the ratio. Run: `cargo bench --bench recycle`.
+//! faster). Prints medians (and min/max) and the ratio, and writes them to
+//! `target/pyward-bench/recycle.json` (see `common/report.rs`). Run:
+//! `cargo bench --bench recycle`; `PYWARD_BENCH_SCALE=0.1` scales the counts down.
 
 use std::time::Duration;
 
 use pyward::{Executor, Job, JobFailure};
+
+#[path = "common/report.rs"]
+mod report;
 
 const SPIN: &str = "while True:\n    pass\n";
 const TINY: &str = "plt.plot([1, 2]); plt.savefig(OUT)\n";
@@ -57,12 +62,21 @@ fn recycles(zygote: bool, pandas: bool, n: usize) -> (Vec<Duration>, bool) {
 }
 
 fn main() {
-    let n_zygote = 41;
-    let n_cold = 11;
+    let n_zygote = report::iterations(41, 3);
+    let n_cold = report::iterations(11, 1);
     let (z, forked) = recycles(true, true, n_zygote);
     assert!(forked, "every zygote-mode replacement was forked");
     let (c, _) = recycles(false, true, n_cold);
     let (zp, _) = recycles(true, false, n_zygote);
+    let mut rep = report::Report::new("recycle", "cargo bench --bench recycle");
+    let what = "from the supervisor's decision to kill the worker to the replacement's Ready";
+    rep.latency("kill to ready", "recycle", "zygote fork", &z)
+        .note(what);
+    rep.latency("kill to ready", "recycle", "zygote fork, no pandas", &zp)
+        .note("zygote without pandas preloaded: a smaller template");
+    rep.latency("kill to ready", "recycle", "cold spawn", &c)
+        .note("ExecutorBuilder::zygote(false): a new worker process warms up");
+    rep.ratio("kill to ready", "recycle", "cold spawn", "zygote fork");
     let (zm, cm) = (median(z.clone()), median(c.clone()));
     let range = |v: &[Duration]| {
         let min = v.iter().min().copied().unwrap_or_default();
@@ -94,4 +108,5 @@ fn main() {
             "MISSED"
         }
     );
+    rep.write();
 }
