@@ -403,7 +403,7 @@ def _reset():
     os.chdir(_TMP)
 
 
-def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False):
+def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=None):
     """Runs one job; never raises (job exceptions, SystemExit included, are described)."""
     global _FIGURES
     import numpy
@@ -417,6 +417,8 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False):
         'OUT': os.path.join(_OUT, out_name),
     }
     job_globals.update(_INJECTED)
+    if arrays:
+        job_globals.update(arrays)  # names checked by the supervisor: no clash
     out, err = _CappedText(stdout_cap), _CappedText(16384)
     saved_streams = sys.stdout, sys.stderr
     error = None

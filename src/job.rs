@@ -4,6 +4,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use numpy::ndarray::{ArrayBase, Data, Dimension};
+
+use crate::array::{ArrayElement, SharedArray};
 use crate::validate::{TableCheck, Validator};
 
 /// Where a job's input files come from.
@@ -39,6 +42,9 @@ pub struct Job {
     pub(crate) blank_check: bool,
     pub(crate) task: Option<String>,
     pub(crate) figures_in_memory: bool,
+    pub(crate) arrays: Vec<(String, SharedArray)>,
+    /// Why an input could not be prepared (reported by `Executor::run`).
+    pub(crate) input_error: Option<String>,
 }
 
 impl Job {
@@ -57,6 +63,8 @@ impl Job {
             blank_check: true,
             task: None,
             figures_in_memory: false,
+            arrays: Vec::new(),
+            input_error: None,
         }
     }
 
@@ -72,6 +80,40 @@ impl Job {
             name: name.into(),
             bytes,
         });
+        self
+    }
+
+    /// Passes `array` to the job as a read-only numpy array named `name`, through
+    /// sealed shared memory instead of a file (see [`SharedArray`]): one copy here,
+    /// none in the worker. If the shared memory cannot be created, `Executor::run`
+    /// returns `Error::InvalidJob` saying why. To pass the same data to many jobs, make
+    /// one [`SharedArray`] and use [`Job::with_shared_array`].
+    ///
+    /// ```
+    /// use pyward::ndarray::Array2;
+    /// let grid = Array2::<f64>::zeros((500, 500));
+    /// let job = pyward::Job::new("plt.imshow(grid); plt.savefig(OUT)").with_array("grid", &grid);
+    /// ```
+    pub fn with_array<A, S, D>(mut self, name: impl Into<String>, array: &ArrayBase<S, D>) -> Job
+    where
+        A: ArrayElement,
+        S: Data<Elem = A>,
+        D: Dimension,
+    {
+        let name = name.into();
+        match SharedArray::new(array) {
+            Ok(shared) => self.arrays.push((name, shared)),
+            Err(e) => {
+                self.input_error
+                    .get_or_insert(format!("array {name}: cannot create shared memory: {e}"));
+            }
+        }
+        self
+    }
+
+    /// Passes an array already in shared memory to the job under `name` (no copy).
+    pub fn with_shared_array(mut self, name: impl Into<String>, array: &SharedArray) -> Job {
+        self.arrays.push((name.into(), array.clone()));
         self
     }
 

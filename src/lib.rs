@@ -56,8 +56,10 @@
 
 #![deny(missing_docs)]
 
+mod array;
 mod config;
 mod error;
+mod fdpass;
 pub mod gate;
 mod job;
 mod outcome;
@@ -71,9 +73,12 @@ pub mod validate;
 pub mod worker;
 mod workspace;
 
+pub use array::{ArrayElement, SharedArray};
 pub use config::{Backpressure, ExecutorBuilder, Isolation};
 pub use error::{Error, Result};
 pub use job::{Job, Source};
+/// The `ndarray` version [`Job::with_array`] accepts (re-exported from the `numpy` crate).
+pub use numpy::ndarray;
 pub use outcome::{
     Artifact, JobFailure, Outcome, PythonError, Timings, WorkerInfo, STDERR_TAIL_CHARS,
 };

@@ -138,6 +138,23 @@ pub struct RunMsg {
     /// Render figures saved into `out/` to memory (see `Job::figures_in_memory`).
     #[serde(default)]
     pub figures_in_memory: bool,
+    /// Shared arrays for the job's globals; their descriptors come with this frame,
+    /// in this order (see `SharedArray`).
+    #[serde(default)]
+    pub arrays: Vec<ArrayMeta>,
+}
+
+/// One shared array of a job: the name it gets in the job's globals and its layout.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct ArrayMeta {
+    /// Global name in the job.
+    pub name: String,
+    /// numpy dtype string, e.g. `<f8`.
+    pub dtype: String,
+    /// Shape, C order.
+    pub shape: Vec<usize>,
+    /// Size of the data in bytes.
+    pub nbytes: u64,
 }
 
 /// Messages from a worker to the supervisor.
@@ -279,6 +296,17 @@ pub fn send<T: Serialize>(w: &mut impl Write, msg: &T) -> io::Result<()> {
     let bytes = serde_json::to_vec(msg).map_err(io::Error::other)?;
     write_frame(w, &bytes)?;
     w.flush()
+}
+
+/// A message as the bytes of one whole frame (length prefix included), for senders
+/// that attach descriptors to it (see `fdpass`).
+pub fn encode_frame<T: Serialize>(msg: &T) -> io::Result<Vec<u8>> {
+    let mut frame = Vec::new();
+    write_frame(
+        &mut frame,
+        &serde_json::to_vec(msg).map_err(io::Error::other)?,
+    )?;
+    Ok(frame)
 }
 
 /// Decodes a message frame.

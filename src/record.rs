@@ -18,6 +18,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::array::SharedArray;
 use crate::gate::Policy;
 use crate::job::{Job, Source};
 use crate::outcome::Outcome;
@@ -60,6 +61,9 @@ pub struct RunRecord {
     pub validators: Vec<String>,
     /// Every input file.
     pub inputs: Vec<InputRecord>,
+    /// Every shared array ([`Job::with_array`]), stored as `arrays/<name>.npy`.
+    #[serde(default)]
+    pub arrays: Vec<ArrayRecord>,
     /// Every attempt, in order.
     pub attempts: Vec<AttemptRecord>,
 }
@@ -75,6 +79,19 @@ pub struct InputRecord {
     pub sha256: String,
     /// Where replay finds it.
     pub origin: InputOrigin,
+}
+
+/// One shared array of the run.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct ArrayRecord {
+    /// Its name in the job's globals.
+    pub name: String,
+    /// numpy dtype string.
+    pub dtype: String,
+    /// Shape, C order.
+    pub shape: Vec<usize>,
+    /// Hex sha256 of the data (C order, without the `.npy` header).
+    pub sha256: String,
 }
 
 /// Where an input's bytes come from on replay.
@@ -190,6 +207,19 @@ impl Recorder {
             }
         }
 
+        let mut arrays = Vec::new();
+        for (name, array) in &job.arrays {
+            let dir = staging.path().join("arrays");
+            fs::create_dir_all(&dir)?;
+            fs::write(dir.join(format!("{name}.npy")), array.to_npy()?)?;
+            arrays.push(ArrayRecord {
+                name: name.clone(),
+                dtype: array.dtype().to_string(),
+                shape: array.shape().to_vec(),
+                sha256: sha256_hex(&array.to_bytes()?),
+            });
+        }
+
         let mut records = Vec::new();
         for (i, attempt) in attempts.iter().enumerate() {
             let dir = staging.path().join(format!("attempt-{}", i + 1));
@@ -226,6 +256,7 @@ impl Recorder {
             figures_in_memory: job.figures_in_memory,
             validators: job.validators.iter().map(|v| v.id()).collect(),
             inputs,
+            arrays,
             attempts: records,
         };
         let json = serde_json::to_vec_pretty(&record).map_err(io::Error::other)?;
@@ -286,6 +317,20 @@ pub fn replay_job(run_dir: &Path, record: &RunRecord, index: usize) -> Result<Jo
         }
         // Staged from the verified bytes, never re-read from the directory.
         job = job.src_bytes(input.name.clone(), bytes);
+    }
+    for array in &record.arrays {
+        let changed = |why: String| ReplayError::InputChanged {
+            name: format!("array {}", array.name),
+            why,
+        };
+        let npy = fs::read(run_dir.join("arrays").join(format!("{}.npy", array.name)))
+            .map_err(|e| changed(e.to_string()))?;
+        let shared = SharedArray::from_npy(&npy).map_err(|e| changed(e.to_string()))?;
+        let hash = sha256_hex(&shared.to_bytes().map_err(|e| changed(e.to_string()))?);
+        if hash != array.sha256 || shared.dtype() != array.dtype || shared.shape() != array.shape {
+            return Err(changed(format!("sha256 {hash}, recorded {}", array.sha256)));
+        }
+        job = job.with_shared_array(array.name.clone(), &shared);
     }
     Ok(job)
 }

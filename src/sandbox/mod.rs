@@ -61,6 +61,11 @@ pub struct SandboxSpec {
     pub read_write: Vec<PathBuf>,
     /// Resource limits; see [`Rlimits`].
     pub limits: Rlimits,
+    /// The one descriptor recvmsg(2) may read: the worker's protocol socket, which
+    /// carries the shared memory of a job's arrays. Set by the worker itself (only it
+    /// knows the number); `None` denies recvmsg everywhere.
+    #[serde(skip)]
+    pub receive_fd: Option<i32>,
 }
 
 impl SandboxSpec {
@@ -76,6 +81,7 @@ impl SandboxSpec {
             read_only,
             read_write,
             limits,
+            receive_fd: None,
         }
     }
 
@@ -331,7 +337,7 @@ pub fn apply(spec: &SandboxSpec) -> Result<Enforcement, SandboxError> {
     let ruleset = landlock::prepare(spec, require)?;
     // Compiles the BPF programs with this process's pid baked into the signal rules.
     let filters = if support.seccomp {
-        Some(seccomp::build(std::process::id())?)
+        Some(seccomp::build(std::process::id(), spec.receive_fd)?)
     } else {
         degraded.push(format!(
             "seccomp off: {}",

@@ -260,7 +260,6 @@ const DENY_COMMON: &[Syscall] = sys![
     SYS_sendto,
     SYS_recvfrom,
     SYS_sendmsg,
-    SYS_recvmsg,
     SYS_sendmmsg,
     SYS_recvmmsg,
     SYS_shutdown,
@@ -474,9 +473,14 @@ fn none_of(arg: u8, len: SeccompCmpArgLen, values: &[u64]) -> Result<SeccompRule
 }
 
 /// Argument-filtered denials (each rule that matches returns `EPERM`); `own_pid` is
-/// the process id read when the sandbox is applied.
+/// the process id read when the sandbox is applied, `receive_fd` the one descriptor
+/// recvmsg(2) may read (the worker's protocol socket; reading it grants nothing a
+/// plain read(2) of it would not, and it is how a job's shared arrays arrive).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub fn deny_rules(own_pid: u32) -> Result<Vec<(i64, Vec<SeccompRule>)>, SandboxError> {
+pub fn deny_rules(
+    own_pid: u32,
+    receive_fd: Option<i32>,
+) -> Result<Vec<(i64, Vec<SeccompRule>)>, SandboxError> {
     use SeccompCmpArgLen::{Dword, Qword};
     let pid = u64::from(own_pid);
     let other_process = || rule(vec![cond(0, Dword, SeccompCmpOp::Ne, pid)?]);
@@ -513,6 +517,14 @@ pub fn deny_rules(own_pid: u32) -> Result<Vec<(i64, Vec<SeccompRule>)>, SandboxE
         ),
         (libc::SYS_prctl, vec![none_of(0, Dword, PRCTL_ALLOWED)?]),
         (libc::SYS_ioctl, vec![none_of(1, Dword, IOCTL_ALLOWED)?]),
+        // recvmsg(2): only on the protocol socket (an empty chain denies it outright).
+        (
+            libc::SYS_recvmsg,
+            match receive_fd {
+                Some(fd) => vec![none_of(0, Dword, &[fd as u64])?],
+                None => Vec::new(),
+            },
+        ),
     ])
 }
 
@@ -531,7 +543,7 @@ fn target_arch() -> Option<TargetArch> {
 
 /// Compiles both programs. Pure computation: installs nothing.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub fn build(own_pid: u32) -> Result<Filters, SandboxError> {
+pub fn build(own_pid: u32, receive_fd: Option<i32>) -> Result<Filters, SandboxError> {
     let arch = target_arch().ok_or_else(unsupported_arch)?;
     let seccomp_err = |e: seccompiler::BackendError| SandboxError::Seccomp(e.into());
 
@@ -539,7 +551,7 @@ pub fn build(own_pid: u32) -> Result<Filters, SandboxError> {
     for (_, nr) in denylist() {
         deny.insert(nr, Vec::new()); // empty chain: matches any arguments
     }
-    for (nr, rules) in deny_rules(own_pid)? {
+    for (nr, rules) in deny_rules(own_pid, receive_fd)? {
         deny.insert(nr, rules);
     }
 
@@ -575,7 +587,7 @@ pub fn build(own_pid: u32) -> Result<Filters, SandboxError> {
 
 /// No filter for this architecture.
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub fn build(_own_pid: u32) -> Result<Filters, SandboxError> {
+pub fn build(_own_pid: u32, _receive_fd: Option<i32>) -> Result<Filters, SandboxError> {
     Err(unsupported_arch())
 }
 
@@ -627,7 +639,8 @@ mod tests {
 
     #[test]
     fn builds() {
-        build(std::process::id()).expect("filters compile");
+        build(std::process::id(), None).expect("filters compile");
+        build(std::process::id(), Some(3)).expect("filters compile");
     }
 
     #[test]

@@ -197,6 +197,7 @@ impl Executor {
             .seed
             .unwrap_or_else(|| self.seeds.hash_one(job_id) & 0xffff_ffff);
         let policy = &self.config.policy;
+        check_arrays(&job, policy)?;
         let refused = |failure: JobFailure| {
             let gate = submitted.elapsed();
             Ok(Outcome {
@@ -249,6 +250,7 @@ impl Executor {
             validators: job.validators,
             blank_check: job.blank_check,
             figures_in_memory: job.figures_in_memory,
+            arrays: job.arrays,
             reply,
         };
         let queue = self.queue.as_ref().ok_or(Error::Shutdown)?;
@@ -290,4 +292,53 @@ impl Drop for Executor {
             z.shutdown();
         }
     }
+}
+
+/// Names the prelude puts in every job's globals; an array may not shadow them.
+const PRELUDE_NAMES: &[&str] = &[
+    "np",
+    "plt",
+    "pd",
+    "loadmat",
+    "srcpath",
+    "listdir",
+    "walkfiles",
+    "SRC",
+    "OUT",
+];
+
+/// Refuses a job whose arrays could not be prepared or whose array names are not
+/// plain, unused, policy-clean identifiers (the name must pass the gate on its own).
+fn check_arrays(job: &Job, policy: &gate::Policy) -> Result<()> {
+    if let Some(why) = &job.input_error {
+        return Err(Error::InvalidJob(why.clone()));
+    }
+    if job.arrays.len() > crate::fdpass::MAX_FDS {
+        return Err(Error::InvalidJob(format!(
+            "{} arrays (at most {})",
+            job.arrays.len(),
+            crate::fdpass::MAX_FDS
+        )));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (name, _) in &job.arrays {
+        let bad = |why: &str| Err(Error::InvalidJob(format!("array name {name:?}: {why}")));
+        let mut chars = name.chars();
+        let plain = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !plain {
+            return bad("must be an ASCII identifier starting with a letter");
+        }
+        if PRELUDE_NAMES.contains(&name.as_str()) {
+            return bad("would shadow a name every job gets");
+        }
+        if !seen.insert(name.as_str()) {
+            return bad("given twice");
+        }
+        match gate::check(name, policy) {
+            Ok(v) if v.is_allowed() => {}
+            _ => return bad("is a Python keyword or a name the gate refuses"),
+        }
+    }
+    Ok(())
 }

@@ -3,8 +3,9 @@
 //! process group.
 
 use std::fs::File;
-use std::io::{BufWriter, Read};
-use std::os::fd::OwnedFd;
+use std::io::{BufWriter, Read, Write};
+use std::os::fd::{OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -253,6 +254,15 @@ impl WorkerProcess {
         protocol::send(&mut self.stdin, msg)
     }
 
+    /// Sends a message with descriptors attached to it (a job's shared arrays).
+    pub(crate) fn send_with_fds(&mut self, msg: &HostMsg, fds: &[RawFd]) -> std::io::Result<()> {
+        if fds.is_empty() {
+            return self.send(msg);
+        }
+        self.stdin.flush()?;
+        crate::fdpass::send(self.stdin.get_ref(), &protocol::encode_frame(msg)?, fds)
+    }
+
     /// Waits for the next frame until `deadline`.
     pub(crate) fn recv_frame(&self, deadline: Instant) -> std::result::Result<Vec<u8>, RecvError> {
         let wait = deadline.saturating_duration_since(Instant::now());
@@ -387,7 +397,9 @@ fn spawn_cold(
     mpl_config: &Path,
 ) -> Result<(Child, File, File, File)> {
     let mut cmd = worker_command(program, dirs, mpl_config);
-    cmd.stdin(Stdio::piped())
+    // The protocol input is a socket, not a pipe: jobs pass descriptors over it.
+    let (ours, theirs) = UnixStream::pair().map_err(Error::Spawn)?;
+    cmd.stdin(Stdio::from(OwnedFd::from(theirs)))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // SAFETY: the closure runs in the forked child before exec and only calls
@@ -403,7 +415,10 @@ fn spawn_cold(
         });
     }
     let mut child = cmd.spawn().map_err(Error::Spawn)?;
-    let stdin = OwnedFd::from(child.stdin.take().expect("stdin is piped"));
+    // The child's end lives in `cmd`: close it here so that the worker sees EOF when
+    // ours closes.
+    drop(cmd);
+    let stdin = OwnedFd::from(ours);
     let stdout = OwnedFd::from(child.stdout.take().expect("stdout is piped"));
     let stderr = OwnedFd::from(child.stderr.take().expect("stderr is piped"));
     Ok((child, stdin.into(), stdout.into(), stderr.into()))

@@ -43,6 +43,7 @@ pub(crate) struct Queued {
     pub validators: Vec<Arc<dyn Validator>>,
     pub blank_check: bool,
     pub figures_in_memory: bool,
+    pub arrays: Vec<(String, crate::SharedArray)>,
     /// One-shot: the outcome of exactly this job goes here and nowhere else.
     pub reply: Sender<Result<Outcome>>,
 }
@@ -227,9 +228,11 @@ impl Slot {
             max_artifacts: self.config.max_artifacts,
             max_artifact_bytes: self.config.max_artifact_bytes,
             figures_in_memory: job.figures_in_memory,
+            arrays: job.arrays.iter().map(|(n, a)| a.meta(n)).collect(),
         };
+        let fds: Vec<_> = job.arrays.iter().map(|(_, a)| a.raw_fd()).collect();
         let exec_start = Instant::now();
-        let answer = match worker.send(&HostMsg::Run(run)) {
+        let answer = match worker.send_with_fds(&HostMsg::Run(run), &fds) {
             Ok(()) => watch(
                 worker,
                 job.job_id,

@@ -246,7 +246,9 @@ impl Zygote {
     }
 
     fn fork(&mut self) -> io::Result<Forked> {
-        let (stdin_r, stdin_w) = pipe()?;
+        // The protocol input is a socket: jobs pass descriptors over it.
+        let (stdin_w, stdin_r) = UnixStream::pair()?;
+        let (stdin_w, stdin_r) = (OwnedFd::from(stdin_w), OwnedFd::from(stdin_r));
         let (stdout_r, stdout_w) = pipe()?;
         let (stderr_r, stderr_w) = pipe()?;
         send_with_fds(
@@ -325,47 +327,7 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Sends one request frame with `fds` attached (SCM_RIGHTS) in a single sendmsg.
+/// Sends one request frame with `fds` attached (SCM_RIGHTS).
 fn send_with_fds(sock: &UnixStream, request: &ZygoteRequest, fds: &[i32]) -> io::Result<()> {
-    let body = serde_json::to_vec(request).map_err(io::Error::other)?;
-    let mut frame = Vec::with_capacity(4 + body.len());
-    frame.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    frame.extend_from_slice(&body);
-    let mut control = [0u64; 16];
-    let mut iov = libc::iovec {
-        iov_base: frame.as_mut_ptr().cast(),
-        iov_len: frame.len(),
-    };
-    // SAFETY: an all-zero msghdr is valid; the fields set below point at live locals
-    // whose sizes they state, and the CMSG_* macros stay inside `control`, which is
-    // large enough for the (at most three) descriptors we send.
-    let sent = unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        if !fds.is_empty() {
-            let data_len = std::mem::size_of_val(fds) as u32;
-            msg.msg_control = control.as_mut_ptr().cast();
-            msg.msg_controllen = libc::CMSG_SPACE(data_len) as usize;
-            let cmsg = libc::CMSG_FIRSTHDR(&msg);
-            (*cmsg).cmsg_level = libc::SOL_SOCKET;
-            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-            (*cmsg).cmsg_len = libc::CMSG_LEN(data_len) as usize;
-            std::ptr::copy_nonoverlapping(
-                fds.as_ptr(),
-                libc::CMSG_DATA(cmsg).cast::<i32>(),
-                fds.len(),
-            );
-        }
-        libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL)
-    };
-    if sent < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let sent = sent as usize;
-    if sent < frame.len() {
-        // The descriptors went with the first byte; the rest is plain data.
-        io::Write::write_all(&mut &*sock, &frame[sent..])?;
-    }
-    Ok(())
+    crate::fdpass::send(sock, &protocol::encode_frame(request)?, fds)
 }

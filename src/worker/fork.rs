@@ -27,13 +27,14 @@
 //! would change process semantics for the whole host program.)
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read};
-use std::os::fd::{AsRawFd, RawFd};
+use std::io::{self, BufReader, BufWriter};
+use std::os::fd::{AsRawFd, IntoRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 use pyo3::ffi;
 use pyo3::Python;
 
+use crate::fdpass::FdReader;
 use crate::protocol::{self, ZygoteReply, ZygoteRequest};
 
 /// Descriptors a fork request carries: protocol in, protocol out, stderr.
@@ -44,20 +45,32 @@ const FORK_FDS: usize = 3;
 /// Returns `Ok(None)` in the zygote when it should exit, and `Ok(Some(forked_at))` in a
 /// freshly forked child, whose `input`/`output` now are its own protocol pipes.
 pub(super) fn serve_zygote(
-    input: &mut BufReader<File>,
+    input: &mut BufReader<FdReader>,
     output: &mut BufWriter<File>,
 ) -> io::Result<Option<Instant>> {
-    if !input.buffer().is_empty() {
-        return Err(io::Error::other("zygote: data after init"));
-    }
     let in_fd = input.get_ref().as_raw_fd();
     let out_fd = output.get_ref().as_raw_fd();
     loop {
-        let Some((request, fds)) = recv_request(input.get_mut())? else {
+        if !input.buffer().is_empty() {
+            // The supervisor sends one request and waits for its answer; anything more
+            // would end up in a forked child's buffer.
+            return Err(io::Error::other("zygote: data after a request"));
+        }
+        let Some(request) = protocol::recv::<ZygoteRequest>(input)? else {
             return Ok(None);
         };
         match request {
-            ZygoteRequest::Fork if fds.len() == FORK_FDS => {
+            ZygoteRequest::Fork => {
+                let Some(fds) = input.get_mut().take_fds(FORK_FDS) else {
+                    let message = format!("a fork request needs {FORK_FDS} descriptors");
+                    protocol::send(output, &ZygoteReply::ForkFailed { message })?;
+                    continue;
+                };
+                let fds: Vec<RawFd> = fds.into_iter().map(IntoRawFd::into_raw_fd).collect();
+                if !input.buffer().is_empty() {
+                    close_all(&fds);
+                    return Err(io::Error::other("zygote: data after a fork request"));
+                }
                 let forked_at = Instant::now();
                 let pid = fork_child();
                 if pid == 0 {
@@ -77,13 +90,9 @@ pub(super) fn serve_zygote(
                 };
                 protocol::send(output, &reply)?;
             }
-            ZygoteRequest::Fork => {
-                close_all(&fds);
-                let message = format!("expected {FORK_FDS} descriptors, got {}", fds.len());
-                protocol::send(output, &ZygoteReply::ForkFailed { message })?;
-            }
             ZygoteRequest::Wait { pid, timeout_ms } => {
-                close_all(&fds);
+                // A wait request carries no descriptors; stray ones are closed by `take_fds`.
+                let _ = input.get_mut().take_fds(0);
                 let raw = wait_for(pid, Duration::from_millis(timeout_ms));
                 protocol::send(output, &ZygoteReply::Status { raw })?;
             }
@@ -115,7 +124,7 @@ fn fork_child() -> libc::pid_t {
 /// descriptors, close everything else.
 fn become_worker(fds: &[RawFd], in_fd: RawFd, out_fd: RawFd) {
     // SAFETY: plain syscalls on this process's own attributes and descriptors. The
-    // received descriptors are open (the kernel installed them in `recv_request`);
+    // received descriptors are open (the kernel installed them when the request was read);
     // `in_fd` and `out_fd` are owned by the worker's `File`s, which keep using those
     // numbers, now pointing at the new pipes. The close range skips exactly them and
     // 0-2; nothing else in this process holds a descriptor it will use again (the
@@ -184,73 +193,5 @@ fn wait_for(pid: i32, timeout: Duration) -> Option<i32> {
             return None;
         }
         std::thread::sleep(Duration::from_micros(500));
-    }
-}
-
-/// Reads one request frame and the descriptors sent with it; `None` at end of stream.
-fn recv_request(sock: &mut File) -> io::Result<Option<(ZygoteRequest, Vec<RawFd>)>> {
-    let mut len = [0u8; 4];
-    // Room for FORK_FDS descriptors, with the alignment cmsg headers need.
-    let mut control = [0u64; 16];
-    let mut iov = libc::iovec {
-        iov_base: len.as_mut_ptr().cast(),
-        iov_len: len.len(),
-    };
-    // SAFETY: an all-zero msghdr is valid (no name, no buffers).
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&control);
-    let got = loop {
-        // SAFETY: `msg` points at live local buffers of the sizes it states.
-        let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
-        if n >= 0 {
-            break n as usize;
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    };
-    let mut fds = Vec::new();
-    // SAFETY: the CMSG_* macros walk the control buffer the kernel just filled, within
-    // the length it reported in msg_controllen.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-                let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
-                let bytes = (*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
-                for i in 0..bytes / std::mem::size_of::<RawFd>() {
-                    fds.push(data.add(i).read_unaligned());
-                }
-            }
-            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
-        }
-    }
-    if got == 0 {
-        close_all(&fds);
-        return Ok(None);
-    }
-    if got < len.len() {
-        sock.read_exact(&mut len[got..])?;
-    }
-    let len = u32::from_le_bytes(len) as usize;
-    if len > 64 * 1024 {
-        close_all(&fds);
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "zygote request too large",
-        ));
-    }
-    let mut body = vec![0u8; len];
-    sock.read_exact(&mut body)?;
-    match protocol::decode(&body) {
-        Ok(request) => Ok(Some((request, fds))),
-        Err(e) => {
-            close_all(&fds);
-            Err(e)
-        }
     }
 }

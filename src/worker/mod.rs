@@ -9,6 +9,7 @@
 //! `/dev/null` and fd 1 at stderr, so that nothing a job or a C library prints can
 //! corrupt a frame; fd 2 goes to the supervisor, which keeps a bounded tail of it.
 
+mod arrays;
 mod audit;
 mod fork;
 mod interpreter;
@@ -23,6 +24,7 @@ use std::time::Instant;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyModule};
 
+use crate::fdpass::FdReader;
 use crate::protocol::{
     self, ArtifactMeta, DoneMsg, HostMsg, InitMsg, InitStage, PyErrorInfo, ReadyMsg, RunMsg,
     Versions, WorkerMsg, PROTOCOL_VERSION,
@@ -41,7 +43,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(70);
         }
     };
-    let mut input = BufReader::new(input);
+    let mut input = BufReader::new(FdReader::new(input));
     let mut output = BufWriter::new(output);
     match serve(&mut input, &mut output, started) {
         Ok(()) => ExitCode::SUCCESS,
@@ -72,7 +74,7 @@ fn take_protocol_fds() -> std::io::Result<(File, File)> {
 }
 
 fn serve(
-    input: &mut BufReader<File>,
+    input: &mut BufReader<FdReader>,
     output: &mut BufWriter<File>,
     started: Instant,
 ) -> std::io::Result<()> {
@@ -148,7 +150,9 @@ fn serve(
     });
     // The sandbox goes on last: warm-up needed to read files (fonts, packages) that jobs
     // must not, and confinement can only ever narrow.
-    let sandbox = match crate::sandbox::apply(&init.sandbox) {
+    let mut spec = init.sandbox.clone();
+    spec.receive_fd = Some(input.get_ref().as_raw_fd());
+    let sandbox = match crate::sandbox::apply(&spec) {
         Ok(enforced) => enforced,
         Err(e) => {
             let message = e.to_string();
@@ -168,7 +172,9 @@ fn serve(
     loop {
         match protocol::recv::<HostMsg>(input)? {
             Some(HostMsg::Run(run)) => {
-                let (done, figures) = Python::attach(|py| run_job(py, &prelude, &run));
+                // The run frame brought one descriptor per array (closed if not).
+                let fds = input.get_mut().take_fds(run.arrays.len());
+                let (done, figures) = Python::attach(|py| run_job(py, &prelude, &run, fds));
                 let (done, blobs) = collect_artifacts(done, figures, &out_dir, &run);
                 protocol::send(output, &WorkerMsg::Done(Box::new(done)))?;
                 for blob in blobs {
@@ -270,7 +276,12 @@ fn cstring(s: &str) -> std::ffi::CString {
 /// Figures the job rendered to memory: (artifact name, bytes), sorted by name.
 type MemoryFigures = Vec<(String, Vec<u8>)>;
 
-fn run_job(py: Python<'_>, prelude: &Py<PyModule>, run: &RunMsg) -> (DoneMsg, MemoryFigures) {
+fn run_job(
+    py: Python<'_>,
+    prelude: &Py<PyModule>,
+    run: &RunMsg,
+    array_fds: Option<Vec<std::os::fd::OwnedFd>>,
+) -> (DoneMsg, MemoryFigures) {
     let mut done = DoneMsg {
         job_id: run.job_id,
         exec_ms: 0.0,
@@ -282,16 +293,25 @@ fn run_job(py: Python<'_>, prelude: &Py<PyModule>, run: &RunMsg) -> (DoneMsg, Me
         artifacts_refused: Vec::new(),
     };
     let mut figures = Vec::new();
-    let result = prelude.bind(py).call_method1(
-        "run_job",
-        (
-            &run.code,
-            run.seed,
-            &run.out_name,
-            run.stdout_cap,
-            run.figures_in_memory,
-        ),
-    );
+    let arrays = match array_fds {
+        Some(fds) => arrays::expose(py, &run.arrays, fds),
+        None => Err(pyo3::exceptions::PyValueError::new_err(
+            "the job's shared arrays did not arrive with it",
+        )),
+    };
+    let result = arrays.and_then(|arrays| {
+        prelude.bind(py).call_method1(
+            "run_job",
+            (
+                &run.code,
+                run.seed,
+                &run.out_name,
+                run.stdout_cap,
+                run.figures_in_memory,
+                arrays,
+            ),
+        )
+    });
     match result {
         Ok(r) => {
             figures = r
