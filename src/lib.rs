@@ -10,7 +10,10 @@
 //!
 //! - [`Executor`] — a pool of pre-warmed worker processes, built by
 //!   [`Executor::builder`] ([`ExecutorBuilder`]); `Send + Sync`, share it by reference.
-//! - [`Job`] — code, input files (a directory or in-memory bytes), per-job limits.
+//! - [`Job`] — code, input files (a directory or in-memory bytes), numeric arrays in
+//!   shared memory ([`Job::with_array`], [`SharedArray`]), per-job limits.
+//! - [`Isolation`] — whether a worker serves many jobs (`Reuse`) or each job gets a
+//!   process that never ran one (`Fresh`, forked from a warm template).
 //! - [`Outcome`] — `result: Result<Vec<Artifact>, JobFailure>` plus stdout, timings,
 //!   the worker that ran it and the RNG seed it was given.
 //! - [`JobFailure`] — the job's own failure: `Rejected`, `BadInput`, `Timeout`,
@@ -36,8 +39,10 @@
 //! CPython (isolated configuration, numpy, matplotlib and scipy already imported, a
 //! figure already rendered) and runs the code in fresh globals with curated builtins and
 //! a guarded `__import__`. A watchdog kills the worker on timeout or when its resident
-//! set passes the ceiling; a dead worker is replaced. Artifacts come back over the pipe
-//! and are validated before the caller sees them.
+//! set passes the ceiling; a dead worker is replaced by a fork of a warm template
+//! process (the zygote) in milliseconds. Artifacts come back over the worker's pipe
+//! (from `out/`, or straight from memory with [`Job::figures_in_memory`]) and are
+//! validated before the caller sees them.
 //!
 //! ## Threat model
 //!

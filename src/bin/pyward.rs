@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use serde_json::{json, Value};
 
 use pyward::record::{self, Recorder};
-use pyward::{gate, Attempt, Executor, Job, JobFailure, Outcome};
+use pyward::{gate, Attempt, Executor, Isolation, Job, JobFailure, Outcome};
 
 /// Exit code of a job failure (rejected, timed out, raised, ...).
 const EXIT_JOB_FAILED: u8 = 1;
@@ -51,6 +51,9 @@ enum Command {
         /// Worker processes (default: one per file, at most the number of cores).
         #[arg(long)]
         workers: Option<usize>,
+        /// Run every file in a process that never ran another job (Isolation::Fresh).
+        #[arg(long)]
+        fresh: bool,
         /// Print one JSON object per file on stdout.
         #[arg(long)]
         json: bool,
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
             timeout,
             memory,
             workers,
+            fresh,
             json,
             no_record,
             runs,
@@ -114,6 +118,7 @@ fn main() -> ExitCode {
                 timeout,
                 memory,
                 workers,
+                fresh,
             };
             let recorder = (!no_record).then(|| Recorder::new(runs));
             run(&files, src, out, limits, policy, recorder, json)
@@ -189,6 +194,7 @@ struct RunLimits {
     timeout: f64,
     memory: u64,
     workers: Option<usize>,
+    fresh: bool,
 }
 
 fn run(
@@ -204,6 +210,7 @@ fn run(
         timeout,
         memory,
         workers,
+        fresh,
     } = limits;
     if !(timeout > 0.0 && timeout.is_finite()) {
         eprintln!("pyward: --timeout must be a positive number of seconds");
@@ -229,6 +236,11 @@ fn run(
         .timeout(Duration::from_secs_f64(timeout))
         .memory_limit_mib(memory)
         .policy(policy)
+        .isolation(if fresh {
+            Isolation::Fresh
+        } else {
+            Isolation::Reuse
+        })
         .build()
     {
         Ok(e) => e,
