@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use parking_lot::Mutex;
 
-use super::zygote::ZygoteCell;
+use super::zygote::{Forked, ZygoteCell};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::protocol::{self, HostMsg, InitMsg, ReadyMsg, WorkerMsg, PROTOCOL_VERSION};
@@ -147,19 +147,60 @@ impl WorkerProcess {
         mpl_config: &Path,
         zygote: Option<&Arc<ZygoteCell>>,
     ) -> Result<WorkerProcess> {
-        let forked = zygote.and_then(|z| z.fork_worker().map(|f| (Arc::clone(z), f)));
-        let (child, stdin, stdout, stderr_pipe) = match forked {
-            Some((zygote, f)) => (
-                Proc::Forked { pid: f.pid, zygote },
-                f.stdin,
-                f.stdout,
-                f.stderr,
-            ),
+        match zygote.and_then(|z| z.fork_worker(true).map(|f| (z, f))) {
+            Some((zygote, f)) => Self::start_forked(config, dirs, mpl_config, zygote, f),
             None => {
                 let (child, stdin, stdout, stderr) = spawn_cold(program, dirs, mpl_config)?;
-                (Proc::Cold(child), stdin, stdout, stderr)
+                Self::start(
+                    config,
+                    dirs,
+                    mpl_config,
+                    Proc::Cold(child),
+                    stdin,
+                    stdout,
+                    stderr,
+                )
             }
+        }
+    }
+
+    /// Forks a worker from `zygote` if it is running right now (no waiting for one that
+    /// warms up, no cold start): `None` otherwise.
+    pub(crate) fn fork_now(
+        config: &Config,
+        dirs: &SlotDirs,
+        mpl_config: &Path,
+        zygote: &Arc<ZygoteCell>,
+    ) -> Option<Result<WorkerProcess>> {
+        let f = zygote.fork_worker(false)?;
+        Some(Self::start_forked(config, dirs, mpl_config, zygote, f))
+    }
+
+    fn start_forked(
+        config: &Config,
+        dirs: &SlotDirs,
+        mpl_config: &Path,
+        zygote: &Arc<ZygoteCell>,
+        f: Forked,
+    ) -> Result<WorkerProcess> {
+        let child = Proc::Forked {
+            pid: f.pid,
+            zygote: Arc::clone(zygote),
         };
+        Self::start(config, dirs, mpl_config, child, f.stdin, f.stdout, f.stderr)
+    }
+
+    /// Sets up the supervisor's side of a started process, sends the init message and
+    /// waits for `Ready`.
+    fn start(
+        config: &Config,
+        dirs: &SlotDirs,
+        mpl_config: &Path,
+        child: Proc,
+        stdin: File,
+        stdout: File,
+        stderr_pipe: File,
+    ) -> Result<WorkerProcess> {
         let stdin = BufWriter::new(stdin);
 
         let (tx, frames) = crossbeam_channel::bounded::<Frame>(4);

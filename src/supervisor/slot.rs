@@ -178,13 +178,28 @@ impl Slot {
             &self.mpl_config,
             zygote,
         )?;
+        self.started(&worker);
+        Ok(worker)
+    }
+
+    /// Forks a replacement from a zygote that is running right now, or `None` (then
+    /// the slot starts one after the job's answer has gone back, as usual).
+    fn fork_replacement(&self) -> Option<WorkerProcess> {
+        let zygote = self.zygote.as_ref()?;
+        let worker =
+            WorkerProcess::fork_now(&self.config, &self.dirs, &self.mpl_config, zygote)?.ok()?;
+        self.started(&worker);
+        Some(worker)
+    }
+
+    /// Publishes a new worker's pid and, after a loss, how long the recycle took.
+    fn started(&self, worker: &WorkerProcess) {
         self.pids[self.index].store(worker.pid(), Ordering::Relaxed);
         if let Some(lost) = self.lost_at.take() {
             let nanos = lost.elapsed().as_nanos().min(u128::from(u64::MAX >> 1)) as u64;
             let flag = if worker.forked() { 1 << 63 } else { 0 };
             self.recycles[self.index].store(nanos | flag, Ordering::Relaxed);
         }
-        Ok(worker)
     }
 
     /// Runs one job on this slot's worker (spawning one first if needed).
@@ -252,10 +267,14 @@ impl Slot {
         };
         let lost = |w: &mut Option<WorkerProcess>| {
             self.lost_at.set(Some(Instant::now()));
-            // Killed and reaped before the job's outcome goes back: a caller that sees
-            // `Timeout` can rely on the worker being gone.
-            if let Some(mut w) = w.take() {
-                w.kill();
+            if let Some(mut old) = w.take() {
+                // The replacement forks while the kernel tears the old process down.
+                // The old one is reaped before the job's outcome goes back (a caller
+                // that sees `Timeout` can rely on the worker being gone), and the
+                // slot's directories are wiped after that (end of `serve`).
+                old.signal_kill();
+                *w = self.fork_replacement();
+                old.kill();
             }
         };
         outcome.result = match answer {

@@ -137,9 +137,14 @@ impl ZygoteCell {
     }
 
     /// Forks a new worker, or `None` when there is no working zygote (the caller then
-    /// starts one cold; a dead zygote is restarted in the background).
-    pub(crate) fn fork_worker(self: &Arc<Self>) -> Option<Forked> {
-        let mut state = self.settled();
+    /// starts one cold; a dead zygote is restarted in the background). With `wait`, a
+    /// zygote that is still warming up is waited for; without, that is `None` too.
+    pub(crate) fn fork_worker(self: &Arc<Self>, wait: bool) -> Option<Forked> {
+        let mut state = if wait {
+            self.settled()
+        } else {
+            self.state.lock()
+        };
         match &mut *state {
             State::Running(z) => match z.fork() {
                 Ok(forked) => Some(forked),
