@@ -31,8 +31,19 @@ lint: venv
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 
+# Every bench in sequence, then the report (docs/bench/REPORT.md and chart.png, the chart
+# drawn by a pyward job). About 5-10 minutes on 2 cores. A quick trial:
+# `make bench BENCH_SCALE=0.1` (iteration counts scaled down; the report says TRIAL).
+BENCH_SCALE ?= 1
+BENCHES     := warm_vs_cold recycle throughput memory gate
+
 bench: venv
-	cargo bench --bench warm_vs_cold
+	rm -rf $(or $(CARGO_TARGET_DIR),target)/pyward-bench
+	cargo build --release --bins
+	set -e; for b in $(BENCHES); do \
+		PYWARD_BENCH_SCALE=$(BENCH_SCALE) cargo bench --bench $$b; \
+	done
+	cargo run --release --example bench_report
 
 soak: venv
 	cargo build --release --bins
