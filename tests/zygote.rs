@@ -191,3 +191,39 @@ fn when_the_zygote_dies_workers_start_cold_and_a_new_zygote_comes_up() {
         }
     }
 }
+
+#[test]
+fn a_work_dir_reached_through_a_symlink_is_usable_by_both_spellings_in_forked_workers() {
+    let real = tempfile::tempdir().unwrap();
+    let links = tempfile::tempdir().unwrap();
+    let link = links.path().join("work");
+    std::os::unix::fs::symlink(real.path(), &link).unwrap();
+    // The gate is off only so the job can spell the resolved path itself.
+    let exec = builder()
+        .work_dir(&link)
+        .policy(Policy::gate_disabled_for_testing())
+        .build()
+        .unwrap();
+    let o = exec.run(spin()).unwrap();
+    assert!(matches!(o.failure(), Some(JobFailure::Timeout { .. })));
+    let code = "os = srcpath.__globals__['os']\n\
+                real = os.path.realpath(OUT)\n\
+                print(real != OUT)\n\
+                plt.plot([1, 2]); plt.title('fonts load in a fork'); plt.savefig(real)\n";
+    let o = exec.run(Job::new(code)).unwrap();
+    expect_ok(&o);
+    assert_eq!(o.stdout.trim(), "True");
+    assert_eq!(exec.last_recycle(0).map(|r| r.1), Some(true));
+    // Outside the work directory stays closed under either spelling.
+    let probe = format!(
+        "os = srcpath.__globals__['os']\n\
+         try:\n    open({:?}).read(); print('allowed')\n\
+         except Exception as e:\n    print(type(e).__name__)\n\
+         plt.plot([1]); plt.savefig(OUT)\n",
+        links.path().join("outside.txt").to_string_lossy()
+    );
+    std::fs::write(links.path().join("outside.txt"), "secret").unwrap();
+    let o = exec.run(Job::new(probe)).unwrap();
+    expect_ok(&o);
+    assert_eq!(o.stdout.trim(), "PermissionError");
+}

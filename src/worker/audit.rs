@@ -66,7 +66,20 @@ pub fn register() -> Result<(), String> {
 }
 
 /// Arms the hook with the allowed roots. Irreversible.
-pub fn arm(roots: Roots) {
+///
+/// A root reached through a symlink (a symlinked virtualenv or work directory) is also
+/// allowed under its resolved path: libraries open files by either spelling (matplotlib
+/// reopens fonts by their resolved path in a forked worker). The hook compares paths
+/// as text; Landlock, which resolves them itself, grants both spellings alike.
+pub fn arm(mut roots: Roots) {
+    for list in [&mut roots.read, &mut roots.write] {
+        let resolved: Vec<PathBuf> = list
+            .iter()
+            .filter_map(|p| p.canonicalize().ok())
+            .filter(|r| !list.contains(r))
+            .collect();
+        list.extend(resolved);
+    }
     let _ = ROOTS.set(roots);
     ARMED.store(true, Ordering::SeqCst);
 }
