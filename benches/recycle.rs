@@ -5,8 +5,9 @@
 //! worker (a 100 ms timeout), then a tiny job, which the slot serves only after it has
 //! replaced the worker. The supervisor itself records the recycle
 //! (`Executor::last_recycle`): from the instant it decided to kill the worker (before
-//! the SIGKILL of its process group, the reap, emptying the slot's directories) to the
-//! replacement's `Ready` message, i.e. everything a queued job would wait for. The
+//! the SIGKILL of its process group) to the replacement's `Ready` message, i.e.
+//! everything a queued job would wait for. With the zygote, the replacement is forked
+//! while the killed process is torn down, and the reap follows its `Ready`. The
 //! same executor settings are used for both modes; only `ExecutorBuilder::zygote`
 //! differs (plus one zygote run without pandas preloaded: a smaller template forks
 //! faster). Prints medians (and min/max) and the ratio, and writes them to

@@ -1,0 +1,238 @@
+//! The per-job options of issue 6, each against its baseline, side by side in one run:
+//!
+//! - **isolation**: the typical figure (the corpus's `02_typical_line_scatter_legend.py`)
+//!   with `Isolation::Fresh` (every job in a process forked for it, discarded after) vs
+//!   `Isolation::Reuse`, jobs submitted one after another (so each fresh job finds its
+//!   pre-forked process ready), interleaved pool by pool. Also the CPU per job of each
+//!   mode: host + zygote + workers (utime + stime, reaped children included) over the
+//!   run, divided by the number of jobs; the difference is what keeping spares forked
+//!   costs.
+//! - **arrays**: a 100 MB float64 array (12.5 M values) that the job reduces and plots:
+//!   passed with `Job::with_shared_array` (one `SharedArray` made before the loop: no
+//!   copy per job), with `Job::with_array` (copied into a new memfd per job), and as an
+//!   `.npy` input file (`Job::src_bytes`, staged per job, `np.load` in the job).
+//! - **figures**: the typical figure saved to `out/` and read back vs rendered to memory
+//!   (`Job::figures_in_memory`), interleaved on one worker.
+//!
+//! Medians, min/max and ratios are printed and written to `target/pyward-bench/modes.json`
+//! (see `common/report.rs`). Run: `cargo bench --bench modes`; `PYWARD_BENCH_SCALE=0.1`
+//! scales the counts down.
+
+use std::time::{Duration, Instant};
+
+use pyward::ndarray::Array1;
+use pyward::{Executor, Isolation, Job, Outcome, SharedArray};
+
+#[path = "common/report.rs"]
+mod report;
+
+const TYPICAL: &str = include_str!("../tests/data/figures/02_typical_line_scatter_legend.py");
+
+const REDUCE: &str = "m = float(A.mean())\nplt.plot([0.0, m]); plt.savefig(OUT)\n";
+const REDUCE_NPY: &str =
+    "A = np.load(srcpath('a.npy'))\nm = float(A.mean())\nplt.plot([0.0, m]); plt.savefig(OUT)\n";
+
+fn executor(isolation: Isolation) -> Executor {
+    Executor::builder()
+        .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+        .workers(1)
+        .isolation(isolation)
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("executor")
+}
+
+fn run_ok(exec: &Executor, job: Job) -> Outcome {
+    let o = exec.run(job).expect("run");
+    assert!(o.is_success(), "{:?}", o.result);
+    o
+}
+
+fn timed(exec: &Executor, job: impl Fn() -> Job) -> Duration {
+    let t = Instant::now();
+    run_ok(exec, job());
+    t.elapsed()
+}
+
+/// Clock ticks per second, for /proc/<pid>/stat times.
+fn ticks() -> f64 {
+    // SAFETY: sysconf(3) reads a constant.
+    (unsafe { libc::sysconf(libc::_SC_CLK_TCK) }) as f64
+}
+
+/// utime + stime (+ cutime + cstime with `children`) of a live process, in seconds.
+fn proc_cpu(pid: u32, children: bool) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    let fields: Vec<f64> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(11) // state..cmajflt: fields 3-13; utime is field 14
+        .take(4)
+        .map(|f| f.parse().unwrap_or(0.0))
+        .collect();
+    let n = if children { 4 } else { 2 };
+    fields.iter().take(n).sum::<f64>() / ticks()
+}
+
+/// CPU seconds used so far by this process, its reaped children, the zygote (with the
+/// forked workers it reaped) and the live workers.
+fn pool_cpu(exec: &Executor) -> f64 {
+    let mut usage = [0.0; 2];
+    for (i, who) in [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN]
+        .into_iter()
+        .enumerate()
+    {
+        // SAFETY: getrusage(2) fills a live local.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        unsafe { libc::getrusage(who, &mut ru) };
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        usage[i] = secs(ru.ru_utime) + secs(ru.ru_stime);
+    }
+    let zygote = exec.zygote_pid().map_or(0.0, |z| proc_cpu(z, true));
+    let workers: f64 = exec.worker_pids().iter().map(|&p| proc_cpu(p, false)).sum();
+    usage.iter().sum::<f64>() + zygote + workers
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn print_row(label: &str, samples: &[Duration]) {
+    let (median, min, max) = report::summary_ms(samples);
+    println!(
+        "  {label:<34} median {median:8.2} ms  (min {min:.2}, max {max:.2}, n={})",
+        samples.len()
+    );
+}
+
+fn isolation(rep: &mut report::Report) {
+    let n = report::iterations(40, 4);
+    let reuse = executor(Isolation::Reuse);
+    let fresh = executor(Isolation::Fresh);
+    // Warm both: the first fresh replacement waits for the zygote's warm-up.
+    for _ in 0..3 {
+        run_ok(&reuse, Job::new(TYPICAL));
+        run_ok(&fresh, Job::new(TYPICAL));
+    }
+    let (mut r, mut f) = (Vec::new(), Vec::new());
+    let (mut cpu_r, mut cpu_f) = (0.0, 0.0);
+    for _ in 0..n {
+        let before = pool_cpu(&reuse);
+        r.push(timed(&reuse, || Job::new(TYPICAL)));
+        cpu_r += pool_cpu(&reuse) - before;
+        let before = pool_cpu(&fresh);
+        f.push(timed(&fresh, || Job::new(TYPICAL)));
+        // The fork of the next process happens after the answer: let it finish so its
+        // CPU is counted with this job's.
+        std::thread::sleep(Duration::from_millis(60));
+        cpu_f += pool_cpu(&fresh) - before;
+    }
+    let (cpu_r, cpu_f) = (cpu_r / n as f64 * 1000.0, cpu_f / n as f64 * 1000.0);
+    println!("isolation: typical figure, one job at a time, 1 worker");
+    print_row("Reuse", &r);
+    print_row("Fresh (pre-forked per job)", &f);
+    rep.latency("latency", "typical figure", "reuse", &r);
+    rep.latency("latency", "typical figure", "fresh", &f)
+        .note("Isolation::Fresh: a process forked from the zygote for every job");
+    let ratio = rep.ratio("latency", "typical figure", "fresh", "reuse");
+    println!("  fresh / reuse: {ratio:.2}x (target <= 1.3x)");
+    rep.value("cpu per job", "typical figure", "reuse", "ms", cpu_r);
+    rep.value("cpu per job", "typical figure", "fresh", "ms", cpu_f)
+        .note("host + zygote + workers, utime + stime, per job");
+    rep.ratio("cpu per job", "typical figure", "fresh", "reuse");
+    println!(
+        "  CPU per job: reuse {cpu_r:.1} ms, fresh {cpu_f:.1} ms (spares cost {:.1} ms of CPU per job)",
+        cpu_f - cpu_r
+    );
+}
+
+fn arrays(rep: &mut report::Report) {
+    let n = report::iterations(15, 3);
+    let values = 12_500_000; // 100 MB of float64
+    let data = Array1::from_shape_fn(values, |i| (i % 1000) as f64);
+    let t = Instant::now();
+    let shared = SharedArray::new(&data).expect("shared memory");
+    let make_shared = t.elapsed();
+    let npy = shared.to_npy().expect("npy");
+    let exec = executor(Isolation::Reuse);
+    run_ok(&exec, Job::new(REDUCE).with_shared_array("A", &shared));
+    run_ok(&exec, Job::new(REDUCE_NPY).src_bytes("a.npy", npy.clone()));
+    let (mut s, mut c, mut f) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..n {
+        s.push(timed(&exec, || {
+            Job::new(REDUCE).with_shared_array("A", &shared)
+        }));
+        c.push(timed(&exec, || Job::new(REDUCE).with_array("A", &data)));
+        f.push(timed(&exec, || {
+            Job::new(REDUCE_NPY).src_bytes("a.npy", npy.clone())
+        }));
+    }
+    println!("arrays: 100 MB float64, job reduces it and plots one line");
+    println!(
+        "  SharedArray::new (one copy into sealed memfd): {:.1} ms",
+        ms(make_shared)
+    );
+    print_row("shared array (made once)", &s);
+    print_row("with_array (memfd per job)", &c);
+    print_row(".npy input file (np.load)", &f);
+    let w = "100 MB float64";
+    rep.latency("latency", w, "npy file", &f)
+        .note("Job::src_bytes of an .npy (staged per job) and np.load in the job");
+    rep.latency("latency", w, "with_array", &c)
+        .note("Job::with_array: copied into a new sealed memfd per job");
+    rep.latency("latency", w, "shared array", &s)
+        .note("Job::with_shared_array: one SharedArray reused, no copy per job");
+    rep.ratio("latency", w, "with_array", "npy file");
+    let ratio = rep.ratio("latency", w, "shared array", "npy file");
+    println!("  shared / npy: {ratio:.3}x");
+    rep.value("make SharedArray", w, "memfd copy", "ms", ms(make_shared));
+}
+
+fn figures(rep: &mut report::Report) {
+    let n = report::iterations(40, 4);
+    let exec = executor(Isolation::Reuse);
+    for _ in 0..3 {
+        run_ok(&exec, Job::new(TYPICAL));
+        run_ok(&exec, Job::new(TYPICAL).figures_in_memory());
+    }
+    let (mut disk, mut mem) = (Vec::new(), Vec::new());
+    let (mut exec_disk, mut exec_mem) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        let t = Instant::now();
+        let o = run_ok(&exec, Job::new(TYPICAL));
+        disk.push(t.elapsed());
+        exec_disk.push(o.timings.total - o.timings.exec);
+        let t = Instant::now();
+        let o = run_ok(&exec, Job::new(TYPICAL).figures_in_memory());
+        mem.push(t.elapsed());
+        exec_mem.push(o.timings.total - o.timings.exec);
+    }
+    println!("figures: typical figure saved to out/ vs rendered to memory");
+    print_row("on disk (out/)", &disk);
+    print_row("in memory", &mem);
+    rep.latency("latency", "typical figure", "figure on disk", &disk);
+    rep.latency("latency", "typical figure", "figure in memory", &mem)
+        .note("Job::figures_in_memory");
+    let ratio = rep.ratio(
+        "latency",
+        "typical figure",
+        "figure in memory",
+        "figure on disk",
+    );
+    println!("  memory / disk: {ratio:.3}x");
+    print_row("total - exec, on disk", &exec_disk);
+    print_row("total - exec, in memory", &exec_mem);
+}
+
+fn main() {
+    let mut rep = report::Report::new("modes", "cargo bench --bench modes");
+    isolation(&mut rep);
+    arrays(&mut rep);
+    figures(&mut rep);
+    rep.write();
+}
