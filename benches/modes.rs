@@ -126,10 +126,16 @@ fn isolation(rep: &mut report::Report) {
         r.push(timed(&reuse, || Job::new(TYPICAL)));
         cpu_r += pool_cpu(&reuse) - before;
         let before = pool_cpu(&fresh);
-        f.push(timed(&fresh, || Job::new(TYPICAL)));
-        // The fork of the next process happens after the answer: let it finish so its
-        // CPU is counted with this job's.
-        std::thread::sleep(Duration::from_millis(60));
+        let t = Instant::now();
+        let o = run_ok(&fresh, Job::new(TYPICAL));
+        f.push(t.elapsed());
+        // The next process is forked after the answer, and the used one is reaped
+        // (its CPU moving into the zygote's children's time) once that one is ready:
+        // wait for the reap so that both are counted with this job.
+        let used = o.worker.expect("worker info").pid;
+        while std::path::Path::new(&format!("/proc/{used}")).exists() {
+            std::thread::sleep(Duration::from_millis(2));
+        }
         cpu_f += pool_cpu(&fresh) - before;
     }
     let (cpu_r, cpu_f) = (cpu_r / n as f64 * 1000.0, cpu_f / n as f64 * 1000.0);

@@ -77,6 +77,11 @@ pub struct InitMsg {
     /// socket (see `supervisor::zygote`).
     #[serde(default)]
     pub zygote: bool,
+    /// A forked worker reopens the default font before `Ready`, so that its first job
+    /// does not pay for what the fork undid (matplotlib drops its font cache in a forked
+    /// child). On for `Isolation::Fresh`, where every job is some worker's first.
+    #[serde(default)]
+    pub prewarm: bool,
 }
 
 /// Requests from the supervisor to a zygote, one frame each on its control socket.

@@ -522,6 +522,7 @@ pub(crate) fn init_msg(
         preload_pandas: config.preload_pandas,
         render_once: config.render_once,
         zygote,
+        prewarm: config.isolation == crate::Isolation::Fresh,
     }))
 }
 

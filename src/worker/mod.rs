@@ -130,12 +130,14 @@ fn serve(
         };
         let dirs = &init.dirs;
         let rebound = Python::attach(|py| {
-            prelude
-                .bind(py)
-                .call_method1("rebind", (&dirs.src, &dirs.out, &dirs.tmp, &dirs.home))
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        });
+            let prelude = prelude.bind(py);
+            prelude.call_method1("rebind", (&dirs.src, &dirs.out, &dirs.tmp, &dirs.home))?;
+            if init.prewarm {
+                prelude.call_method0("warm_fonts")?;
+            }
+            Ok::<(), PyErr>(())
+        })
+        .map_err(|e| e.to_string());
         if let Err(message) = rebound {
             return init_failed(output, InitStage::Warmup, message);
         }
