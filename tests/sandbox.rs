@@ -85,6 +85,7 @@ const PARENT_TESTS: &[(&str, ParentTest)] = &[
     ("mmap_exec_from_read_only_dir_works", t_mmap_exec),
     ("tcp_connect_to_local_listener_fails", t_tcp_connect),
     ("socket_creation_fails", t_socket),
+    ("recvmsg_only_on_the_protocol_socket", t_recvmsg),
     ("execve_fails", t_execve),
     ("fork_fails", t_fork),
     ("clone3_fails_enosys", t_clone3),
@@ -252,6 +253,10 @@ fn t_tcp_connect() -> Result<Verdict, String> {
 
 fn t_socket() -> Result<Verdict, String> {
     simple("socket")
+}
+
+fn t_recvmsg() -> Result<Verdict, String> {
+    simple("recvmsg")
 }
 
 fn t_execve() -> Result<Verdict, String> {
@@ -633,6 +638,52 @@ fn run_child(case: &str) -> ChildResult {
             let rc =
                 unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr()) };
             expect_errno("socketpair", rc.into(), &[libc::EPERM])
+        }
+        "recvmsg" => {
+            // Two socket pairs made before confinement: recvmsg(2) works on the one named
+            // as the protocol socket (how a job's shared arrays arrive) and nowhere else.
+            let mut protocol = [0; 2];
+            let mut other = [0; 2];
+            for pair in [&mut protocol, &mut other] {
+                // SAFETY: a writable array of two ints, as socketpair(2) needs.
+                let rc = unsafe {
+                    libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, pair.as_mut_ptr())
+                };
+                if rc != 0 {
+                    return Err(format!("socketpair before confinement: errno {}", errno()));
+                }
+                // SAFETY: write(2) of one byte from a static buffer to our own socket.
+                unsafe { libc::write(pair[0], b"x".as_ptr().cast(), 1) };
+            }
+            let mode = if sandbox::probe().require_ok {
+                SandboxMode::Require
+            } else {
+                SandboxMode::BestEffort
+            };
+            let mut s = spec(mode, Rlimits::default());
+            s.receive_fd = Some(protocol[1]);
+            sandbox::apply(&s).map_err(|e| format!("apply: {e}"))?;
+            let recv = |fd: i32| -> i64 {
+                let mut byte = [0u8; 1];
+                let mut iov = libc::iovec {
+                    iov_base: byte.as_mut_ptr().cast(),
+                    iov_len: 1,
+                };
+                // SAFETY: an all-zero msghdr is valid; it points at live locals only.
+                let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+                msg.msg_iov = &mut iov;
+                msg.msg_iovlen = 1;
+                // SAFETY: recvmsg(2) into the local buffers described by `msg`.
+                unsafe { libc::recvmsg(fd, &mut msg, 0) as i64 }
+            };
+            let rc = recv(protocol[1]);
+            if rc != 1 {
+                return Err(format!(
+                    "recvmsg on the protocol socket returned {rc} (errno {})",
+                    errno()
+                ));
+            }
+            expect_errno("recvmsg on another socket", recv(other[1]), &[libc::EPERM])
         }
         "execve" => {
             confine()?;
