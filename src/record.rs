@@ -335,8 +335,9 @@ pub fn replay_job(run_dir: &Path, record: &RunRecord, index: usize) -> Result<Jo
     Ok(job)
 }
 
-/// `YYYYMMDDTHHMMSSZ` for Unix seconds (civil-from-days, proleptic Gregorian).
-fn utc_stamp(secs: u64) -> String {
+/// `YYYYMMDDTHHMMSSZ` for Unix seconds (civil-from-days, proleptic Gregorian): the
+/// time part of run record names.
+pub fn utc_stamp(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     let z = days + 719_468;

@@ -279,23 +279,15 @@ pub fn now_unix() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// `YYYY-MM-DD HH:MM UTC` for a Unix time.
+/// `YYYY-MM-DD HH:MM UTC` for a Unix time (from the run records' stamp).
 pub fn format_utc(unix: u64) -> String {
-    let days = (unix / 86_400) as i64;
-    let secs = unix % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let t = pyward::record::utc_stamp(unix); // YYYYMMDDTHHMMSSZ
     format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        secs / 3600,
-        secs % 3600 / 60
+        "{}-{}-{} {}:{} UTC",
+        &t[0..4],
+        &t[4..6],
+        &t[6..8],
+        &t[9..11],
+        &t[11..13]
     )
 }
