@@ -86,3 +86,19 @@ fn reuse_isolation_lets_process_state_through_which_is_what_fresh_prevents() {
     assert_eq!(second.jobs_before, 1);
     assert_eq!(read.stdout.trim(), "leaked");
 }
+
+#[test]
+fn after_a_timeout_in_fresh_isolation_the_next_job_still_gets_an_unused_process() {
+    let exec = builder().isolation(Isolation::Fresh).build().unwrap();
+    let spin = Job::new("while True:\n    pass\n").timeout(Duration::from_millis(300));
+    let o = exec.run(spin).unwrap();
+    assert!(matches!(
+        o.failure(),
+        Some(pyward::JobFailure::Timeout { .. })
+    ));
+    let killed = o.worker.unwrap().pid;
+    let (_, next) = run_ok(&exec, "plt.plot([1, 2]); plt.savefig(OUT)\n");
+    assert_ne!(next.pid, killed);
+    assert_eq!(next.jobs_before, 0);
+    assert!(!process_alive(killed));
+}

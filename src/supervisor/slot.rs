@@ -110,8 +110,13 @@ impl Slot {
         while let Ok(job) = self.queue.recv() {
             let reply = job.reply.clone();
             let result = self.serve(&mut worker, job);
-            // Fresh isolation: the used worker dies before its caller hears back.
-            let used = if fresh { worker.take() } else { None };
+            // Fresh isolation: the used worker dies before its caller hears back (a worker
+            // that replaced a lost one during `serve` has run nothing and stays).
+            let used = if fresh {
+                worker.take_if(|w| w.jobs_run > 0)
+            } else {
+                None
+            };
             if let Some(u) = &used {
                 self.lost_at.set(Some(Instant::now()));
                 u.signal_kill();
