@@ -272,7 +272,14 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
 
     _install_memory_savefig()
 
-    warm_render()
+    # One real render: fills the font cache, the mathtext parser and Agg's state.
+    fig, ax = plt.subplots(figsize=(4, 3), dpi=50)
+    ax.plot([0, 1, 2], [0, 1, 0], label='warm')
+    ax.scatter([0, 1], [1, 0])
+    ax.set_title(r'warm-up $\alpha$')
+    ax.legend()
+    fig.savefig(io.BytesIO(), format='png')
+    plt.close('all')
 
     # SVG element ids come from a salted hash; a fixed salt makes SVG output reproducible.
     matplotlib.rcParams['svg.hashsalt'] = 'pyward'
@@ -300,18 +307,6 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
         'matplotlib': matplotlib.__version__,
         'render_once': render_once_active,
     }
-
-
-def warm_render():
-    """One real render: fills the font cache, the mathtext parser and Agg's state."""
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(4, 3), dpi=50)
-    ax.plot([0, 1, 2], [0, 1, 0], label='warm')
-    ax.scatter([0, 1], [1, 0])
-    ax.set_title(r'warm-up $\alpha$')
-    ax.legend()
-    fig.savefig(io.BytesIO(), format='png')
-    plt.close('all')
 
 
 def warm_fonts():

@@ -124,6 +124,13 @@ impl SharedArray {
 
     /// The array as an `.npy` file (format 1.0, C order), as `numpy.save` writes it.
     pub fn to_npy(&self) -> io::Result<Vec<u8>> {
+        let mut npy = self.npy_header()?;
+        npy.extend_from_slice(&self.to_bytes()?);
+        Ok(npy)
+    }
+
+    /// The `.npy` header (format 1.0) that precedes the bytes of [`Self::to_bytes`].
+    pub fn npy_header(&self) -> io::Result<Vec<u8>> {
         let shape = match self.shape.as_slice() {
             [one] => format!("({one},)"),
             dims => format!(
@@ -145,11 +152,10 @@ impl SharedArray {
         header.push('\n');
         let len = u16::try_from(header.len())
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "npy header too long"))?;
-        let mut out = Vec::with_capacity(10 + header.len() + self.nbytes);
+        let mut out = Vec::with_capacity(10 + header.len());
         out.extend_from_slice(b"\x93NUMPY\x01\x00");
         out.extend_from_slice(&len.to_le_bytes());
         out.extend_from_slice(header.as_bytes());
-        out.extend_from_slice(&self.to_bytes()?);
         Ok(out)
     }
 

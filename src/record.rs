@@ -211,12 +211,16 @@ impl Recorder {
         for (name, array) in &job.arrays {
             let dir = staging.path().join("arrays");
             fs::create_dir_all(&dir)?;
-            fs::write(dir.join(format!("{name}.npy")), array.to_npy()?)?;
+            // One copy out of shared memory serves both the file and its hash.
+            let bytes = array.to_bytes()?;
+            let mut file = fs::File::create(dir.join(format!("{name}.npy")))?;
+            io::Write::write_all(&mut file, &array.npy_header()?)?;
+            io::Write::write_all(&mut file, &bytes)?;
             arrays.push(ArrayRecord {
                 name: name.clone(),
                 dtype: array.dtype().to_string(),
                 shape: array.shape().to_vec(),
-                sha256: sha256_hex(&array.to_bytes()?),
+                sha256: sha256_hex(&bytes),
             });
         }
 

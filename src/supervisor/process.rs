@@ -1,5 +1,5 @@
 //! One worker process as the supervisor sees it: spawn with an environment built from
-//! nothing, the protocol pipes, a drained stderr, and a kill that takes the whole
+//! nothing, the protocol socket and pipe, a drained stderr, and a kill that takes the whole
 //! process group.
 
 use std::fs::File;
@@ -361,10 +361,8 @@ impl WorkerProcess {
         let until = Instant::now() + grace;
         while Instant::now() < until {
             if let Some(status) = self.child.try_wait() {
-                // SAFETY: as in `kill`: anything left in the worker's group goes too.
-                unsafe {
-                    libc::kill(-(self.child.pid() as libc::pid_t), libc::SIGKILL);
-                }
+                // Anything left in the worker's group goes too.
+                self.signal_kill();
                 self.join_threads();
                 return Some(status);
             }

@@ -154,19 +154,29 @@ impl Slot {
         self.spawn_with(self.zygote.as_ref())
     }
 
-    /// Fresh isolation: forks the next worker while the used one (already sent SIGKILL)
-    /// dies, then reaps the used one and only then wipes the slot's directories, so
-    /// nothing it wrote can outlive it into the next job. The reap (a few milliseconds)
-    /// overlaps the new worker's start instead of preceding it.
-    fn replace_used(&self, mut used: WorkerProcess) -> Option<WorkerProcess> {
-        let next = self.start_worker(self.zygote.as_ref());
-        used.kill();
-        drop(used);
+    /// Fresh isolation: replaces the used worker (already sent SIGKILL), then wipes the
+    /// slot's directories, only after the reap, so nothing it wrote can outlive it into
+    /// the next job.
+    fn replace_used(&self, used: WorkerProcess) -> Option<WorkerProcess> {
+        let next = self.replace_dying(used, || self.start_worker(self.zygote.as_ref()).ok());
         if self.dirs.clear().is_err() {
             // Leftovers could leak into the next job: drop this worker too.
             return None;
         }
-        next.ok()
+        next
+    }
+
+    /// Starts the next worker with `start` while the kernel tears `dying` (already sent
+    /// SIGKILL) down, then reaps it: the reap, a few milliseconds, overlaps the start
+    /// instead of preceding it. The caller wipes the slot's directories after this.
+    fn replace_dying(
+        &self,
+        mut dying: WorkerProcess,
+        start: impl FnOnce() -> Option<WorkerProcess>,
+    ) -> Option<WorkerProcess> {
+        let next = start();
+        dying.kill();
+        next
     }
 
     fn spawn_with(&self, zygote: Option<&Arc<ZygoteCell>>) -> Result<WorkerProcess> {
@@ -272,14 +282,12 @@ impl Slot {
         };
         let lost = |w: &mut Option<WorkerProcess>| {
             self.lost_at.set(Some(Instant::now()));
-            if let Some(mut old) = w.take() {
-                // The replacement forks while the kernel tears the old process down.
-                // The old one is reaped before the job's outcome goes back (a caller
-                // that sees `Timeout` can rely on the worker being gone), and the
-                // slot's directories are wiped after that (end of `serve`).
+            if let Some(old) = w.take() {
+                // Reaped before the job's outcome goes back (a caller that sees
+                // `Timeout` can rely on the worker being gone); the slot's directories
+                // are wiped after that, at the end of `serve`.
                 old.signal_kill();
-                *w = self.fork_replacement();
-                old.kill();
+                *w = self.replace_dying(old, || self.fork_replacement());
             }
         };
         outcome.result = match answer {

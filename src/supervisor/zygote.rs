@@ -11,9 +11,10 @@
 //! Wiring: the zygote is spawned like a worker, but its stdin and stdout are both one
 //! end of a Unix stream socket pair. The supervisor sends it an init message with
 //! `zygote: true`, waits for `Ready`, and from then on sends [`ZygoteRequest`]s. A fork
-//! request carries the new worker's three pipe ends (protocol in, protocol out, stderr)
+//! request carries the new worker's three descriptors (its protocol socket, its protocol
+//! output pipe and its stderr pipe)
 //! as SCM_RIGHTS; the zygote answers with the child's pid. The supervisor then talks to
-//! the child over those pipes exactly as to a cold worker (init message, `Ready`, jobs).
+//! the child over those exactly as to a cold worker (init message, `Ready`, jobs).
 //!
 //! Process tree and exit status: forked workers are children of the zygote, so the
 //! zygote reaps them and reports their raw wait status on request
@@ -56,7 +57,7 @@ use crate::workspace::SlotDirs;
 /// How long a zygote may take to answer one request (a fork is a few milliseconds).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A freshly forked worker: its pid and the supervisor's ends of its pipes.
+/// A freshly forked worker: its pid and the supervisor's ends of its descriptors.
 pub(crate) struct Forked {
     pub pid: u32,
     pub stdin: File,

@@ -43,7 +43,7 @@ const FORK_FDS: usize = 3;
 /// Serves fork and wait requests until the supervisor closes the socket.
 ///
 /// Returns `Ok(None)` in the zygote when it should exit, and `Ok(Some(forked_at))` in a
-/// freshly forked child, whose `input`/`output` now are its own protocol pipes.
+/// freshly forked child, whose `input`/`output` now are its own protocol descriptors.
 pub(super) fn serve_zygote(
     input: &mut BufReader<FdReader>,
     output: &mut BufWriter<File>,
@@ -126,7 +126,7 @@ fn become_worker(fds: &[RawFd], in_fd: RawFd, out_fd: RawFd) {
     // SAFETY: plain syscalls on this process's own attributes and descriptors. The
     // received descriptors are open (the kernel installed them when the request was read);
     // `in_fd` and `out_fd` are owned by the worker's `File`s, which keep using those
-    // numbers, now pointing at the new pipes. The close range skips exactly them and
+    // numbers, now pointing at the new descriptors. The close range skips exactly them and
     // 0-2; nothing else in this process holds a descriptor it will use again (the
     // zygote runs no job code and Python keeps no file open after warm-up).
     unsafe {

@@ -106,8 +106,8 @@ fn serve(
     let mut started = started;
     let init = if init.zygote {
         // A zygote: report warm, unconfined, then serve fork requests. Only a forked
-        // child returns from `serve_zygote` with `true`; it continues below as a worker
-        // of the slot whose init message arrives on its new protocol pipe.
+        // child returns from `serve_zygote` with `Some`; it continues below as a worker
+        // of the slot whose init message arrives on its new protocol socket.
         let ready = ReadyMsg {
             version: PROTOCOL_VERSION,
             warmup_ms: started.elapsed().as_secs_f64() * 1000.0,
