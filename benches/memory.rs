@@ -106,7 +106,11 @@ fn run_parallel(exec: &Executor, n: usize, job: impl Fn() -> Job + Sync) -> Vec<
                 s.spawn(move || {
                     (t..n)
                         .step_by(WORKERS)
-                        .map(|_| exec.run(job()).expect("run"))
+                        .map(|_| {
+                            let o = exec.run(job()).expect("run");
+                            assert!(o.is_success(), "{:?}", o.result);
+                            o
+                        })
                         .collect::<Vec<_>>()
                 })
             })

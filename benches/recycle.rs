@@ -29,10 +29,6 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
 /// Kill→ready times of `n` recycles, and whether each replacement was forked.
 fn recycles(zygote: bool, pandas: bool, n: usize) -> (Vec<Duration>, bool) {
     let exec = Executor::builder()
@@ -68,7 +64,11 @@ fn main() {
     let (z, forked) = recycles(true, true, n_zygote);
     assert!(forked, "every zygote-mode replacement was forked");
     let (c, _) = recycles(false, true, n_cold);
-    let (zp, _) = recycles(true, false, n_zygote);
+    let (zp, forked) = recycles(true, false, n_zygote);
+    assert!(
+        forked,
+        "every replacement of the pandas-less zygote was forked"
+    );
     let mut rep = report::Report::new("recycle", "cargo bench --bench recycle");
     let what = "from the supervisor's decision to kill the worker to the replacement's Ready";
     rep.latency("kill to ready", "recycle", "zygote fork", &z)
@@ -82,22 +82,26 @@ fn main() {
     let range = |v: &[Duration]| {
         let min = v.iter().min().copied().unwrap_or_default();
         let max = v.iter().max().copied().unwrap_or_default();
-        format!("min {:8.2} ms  max {:8.2} ms", ms(min), ms(max))
+        format!(
+            "min {:8.2} ms  max {:8.2} ms",
+            report::ms(min),
+            report::ms(max)
+        )
     };
     println!("recycle: kill -> replacement ready (median of n)");
     println!(
         "  zygote (fork)  n={n_zygote:<3} median {:8.2} ms   {}",
-        ms(zm),
+        report::ms(zm),
         range(&z)
     );
     println!(
         "  zygote, pandas not preloaded  median {:8.2} ms   {}",
-        ms(median(zp.clone())),
+        report::ms(median(zp.clone())),
         range(&zp)
     );
     println!(
         "  cold (spawn)   n={n_cold:<3} median {:8.2} ms   {}",
-        ms(cm),
+        report::ms(cm),
         range(&c)
     );
     println!(

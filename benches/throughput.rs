@@ -82,10 +82,6 @@ struct Saturation {
     latency_median: f64,
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     if n == 0 {
@@ -169,21 +165,21 @@ fn saturate(workers: usize, jobs: usize) -> Saturation {
         wall,
         jobs_per_s: n as f64 / secs(wall),
         slot_per_job: span * 1e3 / n as f64,
-        wall_slot_per_job: ms(wall) * workers as f64 / n as f64,
-        exec: mean(samples.iter().map(|s| ms(s.timings.exec))),
+        wall_slot_per_job: report::ms(wall) * workers as f64 / n as f64,
+        exec: mean(samples.iter().map(|s| report::ms(s.timings.exec))),
         in_job: mean(samples.iter().map(|s| {
             let t = s.timings;
-            ms(t.total) - ms(t.queue) - ms(t.gate) - ms(t.exec)
+            report::ms(t.total) - report::ms(t.queue) - report::ms(t.gate) - report::ms(t.exec)
         })),
-        validate: mean(samples.iter().map(|s| ms(s.timings.validate))),
+        validate: mean(samples.iter().map(|s| report::ms(s.timings.validate))),
         handoff: mean(gaps.iter().map(|g| g * 1e3)),
         handoff_median: {
             gaps.sort_by(f64::total_cmp);
             gaps.get(gaps.len() / 2).map_or(0.0, |g| g * 1e3)
         },
         handoff_max: gaps.iter().fold(0.0f64, |m, g| m.max(g * 1e3)),
-        gate: mean(samples.iter().map(|s| ms(s.timings.gate))),
-        latency_median: ms(totals[n / 2]),
+        gate: mean(samples.iter().map(|s| report::ms(s.timings.gate))),
+        latency_median: report::ms(totals[n / 2]),
     }
 }
 

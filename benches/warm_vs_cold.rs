@@ -171,14 +171,13 @@ fn main() {
         rep.ratio("latency", name, "warm", "floor");
         rep.ratio("latency", name, "cold", "warm");
         let (f, w, c) = (median(f), median(w), median(c));
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(
             "{name:<12} {:>12.2} {:>12.2} {:>12.1} {:>10.2} {:>10.1}",
-            ms(f),
-            ms(w),
-            ms(c),
-            ms(w) / ms(f),
-            ms(c) / ms(w)
+            report::ms(f),
+            report::ms(w),
+            report::ms(c),
+            report::ms(w) / report::ms(f),
+            report::ms(c) / report::ms(w)
         );
     }
     // What kernel confinement (rlimits, Landlock, seccomp) costs, side by side.
@@ -229,12 +228,11 @@ fn main() {
         rep.latency("confinement", name, "unconfined", &b);
         rep.ratio("confinement", name, "confined", "unconfined");
         let (a, b) = (median(a), median(b));
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(
             "{name:<14} {:>13.2} {:>14.2} {:>6.3}",
-            ms(a),
-            ms(b),
-            ms(a) / ms(b)
+            report::ms(a),
+            report::ms(b),
+            report::ms(a) / report::ms(b)
         );
     }
     rep.write();

@@ -205,8 +205,12 @@ pub fn summary_ms(samples: &[Duration]) -> (f64, f64, f64) {
     }
     let mut v = samples.to_vec();
     v.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     (ms(v[v.len() / 2]), ms(v[0]), ms(v[v.len() - 1]))
+}
+
+/// A duration in milliseconds.
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// `target/pyward-bench`, or `$PYWARD_BENCH_DIR`; honours `CARGO_TARGET_DIR`.
