@@ -84,6 +84,25 @@ fn a_job_cannot_write_to_a_shared_array_and_the_callers_data_is_unchanged() {
         "the caller's array changed"
     );
 
+    // Past numpy's flag altogether: a writable array forged over the same address. The
+    // page protection (a read-only mapping of sealed memory) is what stops this write,
+    // and it costs the job its process, not the caller its data.
+    let forge = "class W:\n\
+                 \x20   __array_interface__ = dict(x.__array_interface__, data=(x.__array_interface__['data'][0], False))\n\
+                 np.asarray(W())[0] = 42.0\n";
+    let o = exec
+        .run(Job::new(forge).with_shared_array("x", &shared))
+        .unwrap();
+    let Some(JobFailure::WorkerCrashed { cause, .. }) = o.failure() else {
+        panic!("{:?}", o.result)
+    };
+    assert!(cause.contains("SIGSEGV"), "{cause}");
+    assert_eq!(
+        shared.to_bytes().unwrap(),
+        before,
+        "the caller's array changed"
+    );
+
     // The same array, again, in a fresh process: still intact.
     let fresh = builder()
         .policy(Policy::gate_disabled_for_testing())
