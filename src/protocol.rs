@@ -77,9 +77,10 @@ pub struct InitMsg {
     /// socket (see `supervisor::zygote`).
     #[serde(default)]
     pub zygote: bool,
-    /// A forked worker reopens the default font before `Ready`, so that its first job
+    /// A forked worker renders one small figure before `Ready`, so that its first job
     /// does not pay for what the fork undid (matplotlib drops its font cache in a forked
-    /// child). On for `Isolation::Fresh`, where every job is some worker's first.
+    /// child) or for the copy-on-write faults of a first render. On for
+    /// `Isolation::Fresh`, where every job is some worker's first.
     #[serde(default)]
     pub prewarm: bool,
 }

@@ -133,7 +133,7 @@ fn serve(
             let prelude = prelude.bind(py);
             prelude.call_method1("rebind", (&dirs.src, &dirs.out, &dirs.tmp, &dirs.home))?;
             if init.prewarm {
-                prelude.call_method0("warm_fonts")?;
+                prelude.call_method0("warm_render")?;
             }
             Ok::<(), PyErr>(())
         })
