@@ -20,7 +20,8 @@ _SRC = _OUT = _TMP = None
 _SRC_REAL = _OUT_REAL = _TMP_REAL = None
 _JOB_BUILTINS = None  # curated builtins, copied per job
 _INJECTED = None      # names injected into every job's globals
-_SAVED_RC = None      # rcParams right after warm-up
+_SAVED_RC = None      # rcParams' stored values right after warm-up (deep copies)
+_RC_MUTABLE = ()      # keys of _SAVED_RC whose values can change in place
 _SAVED_WARNINGS = None
 _FIGURES = None       # name -> bytes while a job renders figures to memory, else None
 _PROXIES = {}         # id(module) -> proxy, so `np is np` holds across accesses
@@ -31,10 +32,17 @@ _MSG_CAP = 2000
 # --- module access ----------------------------------------------------------------------
 
 def _module_allowed(name):
-    """True when a dotted module name is inside the allowlist and not denied."""
+    """True when a dotted module name is inside the allowlist and not denied. A
+    members-only module is allowed (as a view holding its members), and so is a path to
+    one of its members; a path to any other of its names is not."""
     top = name.partition('.')[0]
     if top not in _RULES['allowed_modules']:
         return False
+    for module, members in _RULES['module_members'].items():
+        if name == module:
+            return True
+        if name.startswith(module + '.'):
+            return name[len(module) + 1:].partition('.')[0] in members
     for denied in _RULES['denied_modules']:
         if name == denied or name.startswith(denied + '.'):
             return False
@@ -46,27 +54,104 @@ def _refuse_import(name):
     raise ImportError(f"import of {name!r} is not allowed in this sandbox; allowed modules: {allowed}")
 
 
+def _module_top(value):
+    """Top-level package that defined a class or function, without a leading underscore
+    (`_io` -> `io`); None when it does not say."""
+    try:
+        where = value.__module__ if isinstance(value, type) else getattr(value, '__module__', None)
+    except Exception:
+        return None
+    if not isinstance(where, str):
+        return None
+    return where.partition('.')[0].lstrip('_') or None
+
+
+def _gives_capability(value):
+    """True for an object that opens files, starts processes or imports, re-exported by
+    an allowed module under a harmless-looking name (`matplotlib.font_manager.Path` is
+    `pathlib.Path`): a banned builtin itself, or a class or function defined by one of
+    the capability modules (os, pathlib, subprocess, io, shutil, importlib, ...)."""
+    if id(value) in _CAPABILITY_IDS:
+        return True
+    if not callable(value):
+        return False
+    top = _module_top(value)
+    return top is not None and top != 'builtins' and top in _RULES['capability_modules']
+
+
+def _collect_capability_ids():
+    """Identities of the banned builtins and of every public class and function the
+    capability modules loaded at warm-up define: caught even where their `__module__`
+    says something else."""
+    ids = {id(builtins.__dict__[n]) for n in _RULES['banned_builtins'] if n in builtins.__dict__}
+    for name, module in list(sys.modules.items()):
+        if module is None or name.partition('.')[0].lstrip('_') not in _RULES['capability_modules']:
+            continue
+        for attr, value in list(vars(module).items()):
+            if not attr.startswith('_') and callable(value) and \
+                    _module_top(value) in _RULES['capability_modules']:
+                ids.add(id(value))
+    return frozenset(ids)
+
+
+_CAPABILITY_IDS = frozenset()
+
+
+def _sample_data(fname, asfileobj=True):
+    """`matplotlib.cbook.get_sample_data` for jobs: only files below mpl-data/sample_data
+    (the stock function accepts any path, absolute ones included)."""
+    import matplotlib
+    import matplotlib.cbook as cbook
+    if not isinstance(fname, str) or '\x00' in fname:
+        raise TypeError("get_sample_data: expected a file name such as 'goog.npz'")
+    root = os.path.realpath(os.path.join(matplotlib.get_data_path(), 'sample_data'))
+    path = os.path.realpath(os.path.join(root, fname))
+    if not path.startswith(root + os.sep):
+        raise PermissionError(f"get_sample_data: {fname!r} is not one of matplotlib's sample data files")
+    return cbook.get_sample_data(os.path.relpath(path, root), asfileobj=bool(asfileobj))
+
+
+# Members of members-only modules that jobs get in a checked form.
+_MEMBER_WRAPPERS = {('matplotlib.cbook', 'get_sample_data'): _sample_data}
+
+
 class _ModuleProxy:
     """A read-only view of an allowed module.
 
     Job code gets these instead of module objects, so that a module outside the
     allowlist can never reach it through an attribute of an allowed one
-    (`matplotlib.subprocess`, `numpy.f2py.os`, ...), and so that job code cannot replace
-    functions of modules the next job will use (`np.sum = ...`).
+    (`matplotlib.subprocess`, `numpy.f2py.os`, ...), nor a file, process or import
+    capability re-exported under another name (`matplotlib.font_manager.Path`), and so
+    that job code cannot replace functions of modules the next job will use
+    (`np.sum = ...`). The view of a members-only module holds its members only.
     """
 
-    __slots__ = ('_pyward_module',)
+    __slots__ = ('_pyward_module', '_pyward_members')
 
-    def __init__(self, module):
+    def __init__(self, module, members=None):
         object.__setattr__(self, '_pyward_module', module)
+        object.__setattr__(self, '_pyward_members', members)
 
     def __getattr__(self, name):
         module = object.__getattribute__(self, '_pyward_module')
+        members = object.__getattribute__(self, '_pyward_members')
         if name.startswith('_') or name in _RULES['banned_attributes']:
             raise AttributeError(f"{module.__name__}.{name} is not available in this sandbox")
+        if members is not None:
+            if name not in members:
+                raise AttributeError(
+                    f"{module.__name__}.{name} is not available in this sandbox; "
+                    f"it offers only: {', '.join(sorted(members))}")
+            wrapper = _MEMBER_WRAPPERS.get((module.__name__, name))
+            if wrapper is not None:
+                return wrapper
         value = getattr(module, name)
         if isinstance(value, types.ModuleType):
             return _proxy(value)
+        if _gives_capability(value):
+            raise AttributeError(
+                f"{module.__name__}.{name} gives file, process or import access and is "
+                f"not available in this sandbox")
         return value
 
     def __setattr__(self, name, value):
@@ -77,7 +162,9 @@ class _ModuleProxy:
 
     def __dir__(self):
         module = object.__getattribute__(self, '_pyward_module')
-        return [n for n in dir(module)
+        members = object.__getattribute__(self, '_pyward_members')
+        names = dir(module) if members is None else sorted(members)
+        return [n for n in names
                 if not n.startswith('_') and n not in _RULES['banned_attributes']]
 
     def __repr__(self):
@@ -89,7 +176,8 @@ def _proxy(module):
         raise AttributeError(f"module {module.__name__!r} is not available in this sandbox")
     proxy = _PROXIES.get(id(module))
     if proxy is None:
-        proxy = _PROXIES[id(module)] = _ModuleProxy(module)
+        members = _RULES['module_members'].get(module.__name__)
+        proxy = _PROXIES[id(module)] = _ModuleProxy(module, members)
     return proxy
 
 
@@ -244,7 +332,10 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
     _RULES = {
         'allowed_modules': frozenset(rules['allowed_modules']),
         'denied_modules': tuple(rules['denied_modules']),
+        'module_members': {m: frozenset(names) for m, names in rules['module_members'].items()},
         'banned_attributes': frozenset(rules['banned_attributes']),
+        'banned_builtins': frozenset(rules['banned_builtins']),
+        'capability_modules': frozenset(m.lstrip('_') for m in rules['capability_modules']),
     }
     _SRC, _OUT, _TMP = src, out, tmp
     _SRC_REAL = os.path.realpath(src)
@@ -276,7 +367,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
 
     # SVG element ids come from a salted hash; a fixed salt makes SVG output reproducible.
     matplotlib.rcParams['svg.hashsalt'] = 'pyward'
-    _SAVED_RC = matplotlib.rcParams.copy()
+    _snapshot_rc()
     _SAVED_WARNINGS = list(warnings.filters)
 
     curated = dict(builtins.__dict__)
@@ -288,6 +379,8 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
     curated['open'] = _guarded_open
     _JOB_BUILTINS = curated
 
+    global _CAPABILITY_IDS
+    _CAPABILITY_IDS = _collect_capability_ids()
     _INJECTED = {name: _proxy(mod) for name, mod in injected.items()}
     _INJECTED.update(loadmat=loadmat, srcpath=srcpath, listdir=listdir, walkfiles=walkfiles)
 
@@ -401,19 +494,91 @@ def _describe(exc, code):
     }
 
 
-def _reset():
-    """Leaves the interpreter as warm-up left it for the next job."""
+# --- between jobs -----------------------------------------------------------------------
+#
+# What one job leaves behind must never reach the next. Each step restores one kind of
+# state without comparing values (a job's values may not be comparable: numpy arrays in a
+# cycler raise on `!=`) and is guarded on its own: a step that fails is reported, the
+# other steps still run, and the supervisor retires the worker instead of letting it
+# serve another job in an unknown state. The job's own result stands either way.
+
+def _snapshot_rc():
+    """rcParams as stored right after warm-up: every value deep-copied once, and the keys
+    whose values can change in place (lists, cyclers) noted, so a restore hands out
+    copies of those and never the snapshot itself."""
+    global _SAVED_RC, _RC_MUTABLE
+    import copy
     import matplotlib
+    stored = dict(dict.items(matplotlib.rcParams))
+    _SAVED_RC = copy.deepcopy(stored)
+    _RC_MUTABLE = tuple(k for k, v in _SAVED_RC.items()
+                        if not isinstance(v, (str, int, float, bool, type(None), tuple)))
+
+
+def _restore_rc():
+    """Puts every stored rcParams value back (~0.3 ms), bypassing the validators: the
+    snapshot was validated when warm-up set it, and a job may have replaced them."""
+    import copy
+    import matplotlib
+    values = dict(_SAVED_RC)
+    for key in _RC_MUTABLE:
+        values[key] = copy.deepcopy(_SAVED_RC[key])
+    dict.clear(matplotlib.rcParams)
+    dict.update(matplotlib.rcParams, values)
+
+
+def _close_figures():
     import matplotlib.pyplot as plt
     plt.close('all')
-    rc = matplotlib.rcParams
-    changed = {k: v for k, v in _SAVED_RC.items() if rc.get(k) != v}
-    if changed:
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
-            rc.update(changed)
+    if plt.isinteractive():
+        plt.ioff()
+
+
+def _restore_warnings():
     warnings.filters[:] = _SAVED_WARNINGS
+    warnings.onceregistry.clear()
+    # Invalidates every module's __warningregistry__: a warning one job triggered is
+    # shown again to the next instead of being remembered as already shown.
+    mutated = getattr(warnings, "_filters_mutated", None)
+    if mutated is not None:
+        mutated()
+
+
+def _collect_garbage():
+    """Frees what the job made, now rather than during the next job: a generator left
+    suspended inside `with plt.style.context(...)` (or any `finally`) in a reference
+    cycle would otherwise run its exit code in the middle of another job."""
+    import gc
+    gc.collect()
+
+
+def _restore_cwd():
     os.chdir(_TMP)
+
+
+# Run in this order after every job; extended by the state guard (see state_guard.py).
+_HOUSEKEEPING = [
+    ('collect garbage', _collect_garbage),
+    ('close figures', _close_figures),
+    ('restore rcParams', _restore_rc),
+    ('restore warning filters', _restore_warnings),
+    ('restore working directory', _restore_cwd),
+]
+
+
+def _housekeeping():
+    """Runs every between-job step; returns the failures as text (empty: all clean).
+    Never raises: anything a step raises, SystemExit included, is a failure to report."""
+    failures = []
+    for name, step in _HOUSEKEEPING:
+        try:
+            step()
+        except BaseException as exc:  # a job's leftovers may raise anything
+            try:
+                failures.append(f'{name}: {type(exc).__name__}: {_truncate(str(exc), 200)}')
+            except BaseException:
+                failures.append(f'{name}: {type(exc).__name__}')
+    return failures
 
 
 def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=None):
@@ -440,19 +605,22 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
     start = time.perf_counter()
     try:
         sys.stdout, sys.stderr = out, err
-        exec(compile(code, '<job>', 'exec', dont_inherit=True), job_globals)
-    except BaseException as exc:  # SystemExit and KeyboardInterrupt are job failures too
-        error = _describe(exc, code)
+        try:
+            exec(compile(code, '<job>', 'exec', dont_inherit=True), job_globals)
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt are job failures too
+            error = _describe(exc, code)
+        exec_ms = (time.perf_counter() - start) * 1000.0
+        figures, _FIGURES = sorted((_FIGURES or {}).items()), None
+        # Dropping the job's names may run its code (a suspended generator's `finally`):
+        # still under capture, so what it prints stays the job's.
+        try:
+            job_globals.clear()
+        except BaseException:
+            pass
+        leftovers = _housekeeping()
     finally:
         sys.stdout, sys.stderr = saved_streams
-    exec_ms = (time.perf_counter() - start) * 1000.0
-    figures, _FIGURES = sorted((_FIGURES or {}).items()), None
-    job_globals.clear()
-    try:
-        _reset()
-    except BaseException as exc:
-        if error is None:
-            error = _describe(exc, code)
+        _FIGURES = None
     return {
         'exec_ms': exec_ms,
         'stdout': out.getvalue(),
@@ -460,4 +628,6 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         'stderr': err.getvalue(),
         'error': error,
         'figures': figures,
+        'housekeeping_failures': leftovers,
+        'state_changes': [],
     }

@@ -85,7 +85,8 @@ pub use job::{Job, Source};
 /// The `ndarray` version [`Job::with_array`] accepts (re-exported from the `numpy` crate).
 pub use numpy::ndarray;
 pub use outcome::{
-    Artifact, JobFailure, Outcome, PythonError, Timings, WorkerInfo, STDERR_TAIL_CHARS,
+    Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement, Timings, WorkerInfo,
+    STDERR_TAIL_CHARS,
 };
 pub use protocol::PythonEnv;
 pub use repair::{Attempt, Feedback, Repaired};

@@ -31,6 +31,11 @@ pub struct Outcome {
     /// `false` when the job ran with the static gate switched off
     /// ([`Policy::gate_disabled_for_testing`](crate::gate::Policy::gate_disabled_for_testing)).
     pub gate_enabled: bool,
+    /// Set when the worker that ran this job was taken out of service after it, and why.
+    /// The job's own result stands: a worker is retired when *its* state after the job
+    /// cannot be trusted, whoever caused that.
+    #[serde(default)]
+    pub retired: Option<Retirement>,
 }
 
 impl Outcome {
@@ -62,6 +67,45 @@ impl Outcome {
     /// Text for a model: what went wrong and how to do it right (`None` on success).
     pub fn feedback(&self) -> Option<String> {
         self.failure().map(JobFailure::feedback)
+    }
+}
+
+/// Why a worker was retired after a job (see [`Outcome::retired`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Retirement {
+    /// The kind of reason.
+    pub reason: RetireReason,
+    /// What exactly failed or changed, for a person (capped).
+    pub detail: String,
+}
+
+/// The kind of reason a worker was retired after a job.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RetireReason {
+    /// A step of the between-job reset failed (the job left state behind that could not
+    /// be reset), so the process is in an unknown state.
+    ResetFailed,
+    /// Process-wide library state (a registry, an option table) changed during the job
+    /// and could not be restored exactly.
+    StateChanged,
+    /// The worker ran its quota of jobs
+    /// ([`ExecutorBuilder::max_jobs_per_worker`](crate::ExecutorBuilder::max_jobs_per_worker)).
+    JobQuota,
+    /// The slot's directories could not be emptied after the job.
+    Workspace,
+}
+
+impl RetireReason {
+    /// Stable word for JSON and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetireReason::ResetFailed => "reset_failed",
+            RetireReason::StateChanged => "state_changed",
+            RetireReason::JobQuota => "job_quota",
+            RetireReason::Workspace => "workspace",
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use crate::gate::RuntimeRules;
 use crate::sandbox::{Enforcement, SandboxSpec};
 
 /// Bumped whenever a message changes shape; a worker of another version is refused.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Largest frame either side accepts (a message or one artifact), in bytes.
 pub const MAX_FRAME: usize = 256 * 1024 * 1024;
@@ -241,6 +241,14 @@ pub struct DoneMsg {
     pub artifacts: Vec<ArtifactMeta>,
     /// Files in `out/` that were not collected (over the count or size caps).
     pub artifacts_refused: Vec<String>,
+    /// Between-job steps that failed after this job (empty: the worker is clean). Any
+    /// entry retires the worker; the job's own result stands.
+    #[serde(default)]
+    pub housekeeping_failures: Vec<String>,
+    /// Process-wide state the job changed that could not be restored exactly (the
+    /// state guard); any entry retires the worker.
+    #[serde(default)]
+    pub state_changes: Vec<String>,
 }
 
 /// An exception raised by job code, reduced to what a model needs to fix it.

@@ -10,13 +10,14 @@
 //! | --- | --- | --- |
 //! | numpy | arrays, maths, file readers | `ctypeslib`, `f2py`, `testing`, `distutils`, `lib.format`, `lib._datasource`, `DataSource`, `memmap`, `as_strided`, `load(allow_pickle=True)` |
 //! | scipy | signal, stats, optimize, io.loadmat | `scipy._lib` (private), `LowLevelCallable` (ctypes), `scipy.datasets` (downloads) |
-//! | matplotlib | figures | `matplotlib.os/.sys/.subprocess` attributes, `testing`, `animation` (writers spawn programs), `texmanager`/`dviread` (spawn TeX), rcParams writer paths, `text.usetex`, style files from paths, backends |
+//! | matplotlib | figures | `matplotlib.cbook` except reviewed members ([`MODULE_MEMBERS`]), `matplotlib.os/.sys/.subprocess` attributes, `testing`, `animation` (writers spawn programs), `texmanager`/`dviread` (spawn TeX), rcParams writer paths, `text.usetex`, style files from paths, backends |
 //! | mpl_toolkits | axes helpers (`axes_grid1`, `mplot3d`) | nothing beyond matplotlib |
 //! | pandas | tables | `read_pickle`/`to_pickle`, `read_clipboard` (spawns xclip), `read_html`/`read_xml` (URLs), `read_sql*`, `read_hdf` (unpickles), `pandas.io`, `query`/`eval` strings with `@` or attribute access, `plotting.backend` (imports by name) |
 //! | math, cmath, statistics, decimal, fractions, numbers, bisect, heapq | arithmetic | none |
 //! | json, csv, re, textwrap, string, datetime, time | text, dates | `string.Formatter` (returns objects from format fields), `Formatter.get_field`, `vformat` |
 //! | collections, itertools, functools, operator | containers, helpers | `functools.update_wrapper`/`wraps` (copy `__dict__`, attribute proxies), `operator.attrgetter`/`methodcaller` (take dunder strings) |
 //! | random | random numbers | none (reseeded by the worker after each job) |
+//! | cycler | property cycles (`cycler(color=[...])`), matplotlib's own dependency | none: imports only copy, functools, itertools, operator, typing |
 //! | typing, dataclasses, enum | annotations, records | `typing.get_type_hints` and `ForwardRef` (evaluate string annotations), `dataclasses.make_dataclass` (dynamic classes), `enum.bltns` (the builtins module under a short alias) |
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -436,6 +437,7 @@ const FIGURE_MODULES: &[&str] = &[
     "operator",
     "copy",
     "warnings",
+    "cycler",
 ];
 
 /// Extra modules for the table profile: calendars and text helpers for table code.
@@ -479,7 +481,6 @@ const DENIED_MODULES: &[&str] = &[
     "matplotlib.backends.backend_macosx",
     "matplotlib.backends.qt_compat",
     "matplotlib.sphinxext",
-    "matplotlib.cbook",             // file and subprocess helpers
     "matplotlib.pyplot.matplotlib", // the package again, through pyplot: use it directly
     "pandas.io",                    // clipboard, pickle, sql, html, pytables, common (os)
     "pandas.testing",
@@ -488,6 +489,76 @@ const DENIED_MODULES: &[&str] = &[
     "pandas.compat",
     "pandas.core.computation", // the eval engine
 ];
+
+/// Modules denied as a whole but with reviewed members a job may use: the job gets a
+/// view of the module that holds these names only, never the module. `matplotlib.cbook`
+/// keeps file and subprocess helpers (`_get_data_path`, `open_file_cm`, `to_filehandle`,
+/// `_unmultiplied_rgba8888_to_premultiplied_argb32`'s neighbours...) beside pure helpers
+/// that plotting scripts call.
+const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[(
+    "matplotlib.cbook",
+    &[
+        ("boxplot_stats", "pure statistics for bxp()"),
+        ("violin_stats", "pure statistics for violin()"),
+        ("contiguous_regions", "pure array helper"),
+        ("simple_linear_interpolation", "pure array helper"),
+        ("pts_to_prestep", "pure array helper for step plots"),
+        ("pts_to_poststep", "pure array helper for step plots"),
+        ("pts_to_midstep", "pure array helper for step plots"),
+        ("flatten", "pure iterator helper"),
+        ("index_of", "pure array helper"),
+        ("delete_masked_points", "pure array helper"),
+        ("safe_masked_invalid", "pure array helper"),
+        ("is_math_text", "pure string helper"),
+        ("strip_math", "pure string helper"),
+        ("normalize_kwargs", "pure dict helper"),
+        (
+            "get_sample_data",
+            "reads matplotlib's bundled sample data; the worker refuses any name that resolves outside mpl-data/sample_data",
+        ),
+    ],
+)];
+
+/// Modules besides the banned names whose classes and functions give file, process or
+/// import access when an allowed module re-exports them (see
+/// [`RuntimeRules::capability_modules`]).
+const CAPABILITY_MODULES: &[(&str, &str)] = &[
+    ("codecs", "codecs.open opens files"),
+    ("gzip", "opens files"),
+    ("bz2", "opens files"),
+    ("lzma", "opens files"),
+    (
+        "posixpath",
+        "probes the file system (realpath, exists, expanduser)",
+    ),
+    ("genericpath", "probes the file system"),
+    ("frozen_importlib", "the import system"),
+    (
+        "frozen_importlib_external",
+        "the import system: loaders read files",
+    ),
+    ("imp", "the import system"),
+    ("tokenize", "tokenize.open opens files"),
+    ("linecache", "reads source files"),
+    ("sqlite3", "opens database files"),
+    ("dbm", "opens database files"),
+];
+
+/// How a dotted module path may be reached (see [`Policy::module_access`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ModuleAccess {
+    /// Allowed (or not a module path the policy names).
+    Allowed,
+    /// A denied submodule, or a path below one.
+    Denied,
+    /// A member of a module that allows only some members, and not one of them.
+    NotAMember {
+        /// The module.
+        module: String,
+        /// The members it allows.
+        allowed: Vec<String>,
+    },
+}
 
 /// Errors while loading a policy.
 #[derive(thiserror::Error, Debug, Clone, PartialEq)]
@@ -525,6 +596,8 @@ pub struct Policy {
     pub(crate) allowed_modules: BTreeSet<String>,
     /// Dotted submodules denied under an allowed package (prefix match).
     pub(crate) denied_modules: BTreeSet<String>,
+    /// Modules a job may reach only through reviewed members: module -> member -> reason.
+    pub(crate) module_members: BTreeMap<String, BTreeMap<String, String>>,
     /// Names rejected in every position.
     pub(crate) banned_names: BTreeSet<String>,
     /// Names rejected as bare names unless the job binds them itself.
@@ -575,6 +648,16 @@ impl Policy {
             max_ast_depth: 1000,
             allowed_modules: set(FIGURE_MODULES),
             denied_modules: set(DENIED_MODULES),
+            module_members: MODULE_MEMBERS
+                .iter()
+                .map(|(m, members)| {
+                    let members = members
+                        .iter()
+                        .map(|(n, r)| (n.to_string(), r.to_string()))
+                        .collect();
+                    (m.to_string(), members)
+                })
+                .collect(),
             banned_names: names(BANNED_NAME_REASONS),
             shadowable_names: names(SHADOWABLE_NAME_REASONS),
             banned_builtins: names(BANNED_BUILTIN_REASONS),
@@ -657,6 +740,21 @@ impl Policy {
         if self.max_source_bytes > 1024 * 1024 {
             return Err(PolicyError::Invalid("max_source_bytes above 1 MiB".into()));
         }
+        for (m, members) in &self.module_members {
+            if self.denied_modules.contains(m) {
+                return Err(PolicyError::Invalid(format!(
+                    "module {m:?} is both denied and limited to members"
+                )));
+            }
+            if let Some(bad) = members
+                .keys()
+                .find(|n| n.starts_with('_') || n.contains('.'))
+            {
+                return Err(PolicyError::Invalid(format!(
+                    "member {bad:?} of {m:?}: members are public names"
+                )));
+            }
+        }
         for m in &self.allowed_modules {
             if m.contains('.') || m.is_empty() {
                 return Err(PolicyError::Invalid(format!(
@@ -702,6 +800,11 @@ impl Policy {
         RuntimeRules {
             allowed_modules: self.allowed_modules.iter().cloned().collect(),
             denied_modules: self.denied_modules.iter().cloned().collect(),
+            module_members: self
+                .module_members
+                .iter()
+                .map(|(m, members)| (m.clone(), members.keys().cloned().collect()))
+                .collect(),
             // `__import__` is replaced by the guarded import rather than removed, and
             // `__build_class__` must stay for `class` statements to work.
             banned_builtins: self
@@ -711,6 +814,16 @@ impl Policy {
                 .cloned()
                 .collect(),
             banned_attributes: attrs.into_iter().collect(),
+            capability_modules: self
+                .banned_names
+                .iter()
+                .chain(&self.shadowable_names)
+                .map(String::as_str)
+                .chain(CAPABILITY_MODULES.iter().map(|(m, _)| *m))
+                .map(str::to_string)
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
         }
     }
 
@@ -726,12 +839,53 @@ impl Policy {
             .filter(|s| !s.is_empty())
     }
 
-    /// True when `path` (dotted) is a denied submodule or lies under one.
+    /// True when `path` (dotted) may not be reached: a denied submodule or a path below
+    /// one, or a member a members-only module does not allow.
     pub(crate) fn module_denied(&self, path: &str) -> bool {
-        self.denied_modules.iter().any(|d| {
-            path == d
-                || (path.starts_with(d.as_str()) && path.as_bytes().get(d.len()) == Some(&b'.'))
-        })
+        self.module_access(path) != ModuleAccess::Allowed
+    }
+
+    /// How `path` (dotted) may be reached. A members-only module itself is allowed (the
+    /// job gets a view that holds only the members), and so is anything below an allowed
+    /// member.
+    pub(crate) fn module_access(&self, path: &str) -> ModuleAccess {
+        let under = |p: &str, d: &str| p.starts_with(d) && p.as_bytes().get(d.len()) == Some(&b'.');
+        for (module, members) in &self.module_members {
+            if path == module {
+                return ModuleAccess::Allowed;
+            }
+            if under(path, module) {
+                let member = path[module.len() + 1..].split('.').next().unwrap_or("");
+                return if members.contains_key(member) {
+                    ModuleAccess::Allowed
+                } else {
+                    ModuleAccess::NotAMember {
+                        module: module.clone(),
+                        allowed: members.keys().cloned().collect(),
+                    }
+                };
+            }
+        }
+        if self
+            .denied_modules
+            .iter()
+            .any(|d| path == d || under(path, d))
+        {
+            ModuleAccess::Denied
+        } else {
+            ModuleAccess::Allowed
+        }
+    }
+
+    /// The hint for a path [`Policy::module_access`] refuses.
+    pub(crate) fn module_hint(&self, path: &str) -> String {
+        match self.module_access(path) {
+            ModuleAccess::NotAMember { module, allowed } => format!(
+                "{module} offers only these names here: {}",
+                allowed.join(", ")
+            ),
+            _ => "use the package's public plotting/analysis API".into(),
+        }
     }
 
     /// True when a setting key (rcParams / pandas option) may not be written.
@@ -763,8 +917,15 @@ pub struct RuntimeRules {
     pub allowed_modules: Vec<String>,
     /// Dotted submodules denied even under an allowed package (`numpy.f2py`, ...).
     pub denied_modules: Vec<String>,
+    /// Members-only modules: the job's view of each holds only these names.
+    #[serde(default)]
+    pub module_members: BTreeMap<String, Vec<String>>,
     /// Names removed from the job's builtins.
     pub banned_builtins: Vec<String>,
+    /// Modules whose classes and functions give file, process or import access: a
+    /// module proxy refuses such an object wherever an allowed module re-exports it.
+    #[serde(default)]
+    pub capability_modules: Vec<String>,
     /// Attribute names a module proxy must refuse (`os`, `sys`, `subprocess`, ...); a
     /// proxy must also refuse any `_`-prefixed name and any attribute whose value is a
     /// module outside the allowlist.

@@ -596,7 +596,7 @@ impl<'a> Walker<'a> {
                 Rule::SubmoduleDenied,
                 range,
                 format!("submodule {path} is denied"),
-                "use the package's public plotting/analysis API",
+                self.policy.module_hint(&path),
             );
         }
         path
@@ -669,8 +669,8 @@ impl<'a> Walker<'a> {
                 self.report(
                     Rule::SubmoduleDenied,
                     al.range,
-                    format!("submodule {full} is denied"),
-                    "use the package's public plotting/analysis API",
+                    format!("{full} is denied"),
+                    self.policy.module_hint(&full),
                 );
             }
             if n == "rcParams" && al.asname.as_ref().is_some_and(|a| a.as_str() != "rcParams") {
@@ -1575,11 +1575,8 @@ impl<'a> Walker<'a> {
                 self.report(
                     Rule::SubmoduleDenied,
                     ch.range,
-                    format!(
-                        "reaches denied submodule {}",
-                        crate::gate::verdict::quote(&path)
-                    ),
-                    "use the package's public plotting/analysis API",
+                    format!("reaches denied {}", crate::gate::verdict::quote(&path)),
+                    self.policy.module_hint(&path),
                 );
             } else if ch.store && !pandas_option_ok(self.policy, &path) {
                 self.report(

@@ -212,6 +212,7 @@ impl Executor {
                 worker: None,
                 seed,
                 gate_enabled: policy.gate_enabled(),
+                retired: None,
             })
         };
         let code = match gate::check_bytes(&job.code, policy) {

@@ -19,6 +19,7 @@ use parking_lot::Mutex;
 use super::zygote::{Forked, ZygoteCell};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::outcome::RetireReason;
 use crate::protocol::{self, HostMsg, InitMsg, ReadyMsg, WorkerMsg, PROTOCOL_VERSION};
 use crate::sandbox::{Rlimits, SandboxSpec};
 use crate::workspace::SlotDirs;
@@ -44,6 +45,8 @@ pub(crate) struct WorkerProcess {
     pub ready: ReadyMsg,
     /// Jobs run so far.
     pub jobs_run: u64,
+    /// Set after a job that left this worker untrustworthy: it serves no further job.
+    pub retiring: Option<RetireReason>,
 }
 
 /// Finds the `pyward-worker` program.
@@ -237,6 +240,7 @@ impl WorkerProcess {
                 render_once: false,
             },
             jobs_run: 0,
+            retiring: None,
         };
         let init = init_msg(config, dirs, mpl_config, false);
         if let Err(e) = protocol::send(&mut worker.stdin, &init) {

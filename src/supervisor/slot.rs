@@ -14,7 +14,8 @@ use super::zygote::ZygoteCell;
 use crate::config::{Config, Isolation};
 use crate::error::{Error, Result};
 use crate::outcome::{
-    tail_chars, Artifact, JobFailure, Outcome, PythonError, Timings, WorkerInfo, STDERR_TAIL_CHARS,
+    tail_chars, Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement, Timings,
+    WorkerInfo, STDERR_TAIL_CHARS,
 };
 use crate::protocol::{self, HostMsg, RunMsg, WorkerMsg};
 use crate::supervisor::process::{describe_exit, RecvError, WorkerProcess};
@@ -130,14 +131,23 @@ impl Slot {
                 continue;
             }
             // Replace a lost or retired worker now, not when the next job is waiting.
-            let retire = worker
-                .as_ref()
-                .is_some_and(|w| w.jobs_run >= self.config.max_jobs_per_worker);
-            if retire {
-                if let Some(w) = worker.take() {
+            match worker.as_ref().and_then(|w| w.retiring) {
+                // Its state after the job is not trusted: killed, not asked to exit
+                // (an orderly exit would run finalizers the job may have left).
+                Some(RetireReason::ResetFailed | RetireReason::StateChanged) => {
+                    let w = worker.take().expect("checked above");
                     self.lost_at.set(Some(Instant::now()));
-                    w.shutdown();
+                    w.signal_kill();
+                    worker = self.replace_used(w);
+                    continue;
                 }
+                Some(_) => {
+                    if let Some(w) = worker.take() {
+                        self.lost_at.set(Some(Instant::now()));
+                        w.shutdown();
+                    }
+                }
+                None => {}
             }
             if worker.is_none() {
                 worker = self.spawn().ok();
@@ -231,6 +241,7 @@ impl Slot {
             Some(w) => w,
             None => slot_worker.insert(self.spawn()?),
         };
+        let info_pid = worker.pid();
         let info = WorkerInfo {
             slot: self.index,
             pid: worker.pid(),
@@ -279,6 +290,7 @@ impl Slot {
             worker: Some(info),
             seed: job.seed,
             gate_enabled: job.gate_enabled,
+            retired: None,
         };
         let lost = |w: &mut Option<WorkerProcess>| {
             self.lost_at.set(Some(Instant::now()));
@@ -293,6 +305,7 @@ impl Slot {
         outcome.result = match answer {
             Answer::Done(done, artifacts) => {
                 let done = *done;
+                outcome.retired = retirement(&done);
                 outcome.timings.exec = Duration::from_secs_f64(done.exec_ms.max(0.0) / 1000.0);
                 outcome.stdout = done.stdout;
                 outcome.stdout_dropped = done.stdout_dropped;
@@ -355,10 +368,46 @@ impl Slot {
         if self.dirs.clear().is_err() {
             // Leftovers could leak into the next job: start over with a new worker.
             lost(slot_worker);
+            outcome.retired.get_or_insert(Retirement {
+                reason: RetireReason::Workspace,
+                detail: "the slot's directories could not be emptied".into(),
+            });
+        }
+        // Mark the worker that ran the job (not a replacement `lost` already started).
+        if let Some(w) = slot_worker.as_mut().filter(|w| w.pid() == info_pid) {
+            if outcome.retired.is_none() && w.jobs_run >= self.config.max_jobs_per_worker {
+                outcome.retired = Some(Retirement {
+                    reason: RetireReason::JobQuota,
+                    detail: format!("ran {} jobs", w.jobs_run),
+                });
+            }
+            w.retiring = outcome.retired.as_ref().map(|r| r.reason);
         }
         outcome.timings.total = job.submitted.elapsed();
         Ok(outcome)
     }
+}
+
+/// Retires the worker when the between-job reset failed or process-wide state changed
+/// in a way that could not be restored (reported by the worker with the job's answer).
+fn retirement(done: &protocol::DoneMsg) -> Option<Retirement> {
+    let (reason, items) = if !done.housekeeping_failures.is_empty() {
+        (RetireReason::ResetFailed, &done.housekeeping_failures)
+    } else if !done.state_changes.is_empty() {
+        (RetireReason::StateChanged, &done.state_changes)
+    } else {
+        return None;
+    };
+    let mut detail = items.join("; ");
+    if detail.len() > 1000 {
+        let cut = (0..=1000)
+            .rev()
+            .find(|&i| detail.is_char_boundary(i))
+            .unwrap_or(0);
+        detail.truncate(cut);
+        detail.push_str("...");
+    }
+    Some(Retirement { reason, detail })
 }
 
 /// A refused artifact (over the count or size cap) that the job was required to write

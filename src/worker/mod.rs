@@ -219,6 +219,8 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         .and_then(|()| set("denied_modules", &init.rules.denied_modules))
         .and_then(|()| set("banned_builtins", &init.rules.banned_builtins))
         .and_then(|()| set("banned_attributes", &init.rules.banned_attributes))
+        .and_then(|()| set("capability_modules", &init.rules.capability_modules))
+        .and_then(|()| rules.set_item("module_members", init.rules.module_members.clone()))
         .map_err(describe(InitStage::Interpreter))?;
     let render_once = if init.render_once {
         Some(
@@ -293,6 +295,8 @@ fn run_job(
         error: None,
         artifacts: Vec::new(),
         artifacts_refused: Vec::new(),
+        housekeeping_failures: Vec::new(),
+        state_changes: Vec::new(),
     };
     let mut figures = Vec::new();
     let arrays = match array_fds {
@@ -332,6 +336,14 @@ fn run_job(
                 .get_item("stdout_dropped")
                 .and_then(|v| v.extract())
                 .unwrap_or(0);
+            // A result we cannot read is itself a reason not to trust the worker.
+            let list = |k: &str| -> Vec<String> {
+                r.get_item(k)
+                    .and_then(|v| v.extract())
+                    .unwrap_or_else(|e| vec![format!("unreadable {k}: {e}")])
+            };
+            done.housekeeping_failures = list("housekeeping_failures");
+            done.state_changes = list("state_changes");
             done.error = r
                 .get_item("error")
                 .ok()
@@ -353,8 +365,11 @@ fn run_job(
                 });
         }
         // run_job catches everything the job raises; reaching this means the prelude
-        // itself failed (e.g. a MemoryError while describing an exception).
+        // itself failed (e.g. a MemoryError while describing an exception), so the
+        // between-job reset did not run either: the worker must not serve again.
         Err(e) => {
+            done.housekeeping_failures
+                .push(format!("the prelude failed: {e}"));
             done.error = Some(PyErrorInfo {
                 type_name: e
                     .get_type(py)
