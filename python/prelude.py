@@ -73,28 +73,39 @@ def _gives_capability(value):
     the capability modules (os, pathlib, subprocess, io, shutil, importlib, ...)."""
     if id(value) in _CAPABILITY_IDS:
         return True
-    if not callable(value):
+    if not callable(value) or id(value) in _CAPABILITY_EXEMPT:
         return False
     top = _module_top(value)
     return top is not None and top != 'builtins' and top in _RULES['capability_modules']
 
 
-def _collect_capability_ids():
-    """Identities of the banned builtins and of every public class and function the
-    capability modules loaded at warm-up define: caught even where their `__module__`
-    says something else."""
+def _collect_capability_ids(exempt_names):
+    """(refused, exempt) identities: the banned builtins and every public class and
+    function the capability modules loaded at warm-up define (caught even where their
+    `__module__` says something else); and the reviewed harmless ones (`io.StringIO`).
+    The builtins module is left to the banned-builtins list: `str` and `int` are no
+    capability."""
+    exempt = set()
+    for qualified in exempt_names:
+        module, _, attr = qualified.rpartition('.')
+        value = getattr(sys.modules.get(module), attr, None)
+        if value is not None:
+            exempt.add(id(value))
     ids = {id(builtins.__dict__[n]) for n in _RULES['banned_builtins'] if n in builtins.__dict__}
     for name, module in list(sys.modules.items()):
-        if module is None or name.partition('.')[0].lstrip('_') not in _RULES['capability_modules']:
+        top = name.partition('.')[0].lstrip('_')
+        if module is None or top == 'builtins' or top not in _RULES['capability_modules']:
             continue
         for attr, value in list(vars(module).items()):
-            if not attr.startswith('_') and callable(value) and \
+            if not attr.startswith('_') and callable(value) and id(value) not in exempt and \
+                    _module_top(value) not in (None, 'builtins') and \
                     _module_top(value) in _RULES['capability_modules']:
                 ids.add(id(value))
-    return frozenset(ids)
+    return frozenset(ids), frozenset(exempt)
 
 
 _CAPABILITY_IDS = frozenset()
+_CAPABILITY_EXEMPT = frozenset()
 
 
 def _sample_data(fname, asfileobj=True):
@@ -326,7 +337,7 @@ def _install_memory_savefig():
 
 # --- warm-up ----------------------------------------------------------------------------
 
-def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
+def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_render_once=None):
     """Imports the scientific stack, renders one figure, freezes the warm state."""
     global _RULES, _SRC, _OUT, _TMP, _SRC_REAL, _OUT_REAL, _TMP_REAL, _JOB_BUILTINS, _INJECTED, _SAVED_RC, _SAVED_WARNINGS
     _RULES = {
@@ -347,15 +358,17 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     from scipy.io import loadmat
-    render_once_active = False
+    if before_render_once:
+        # Tests only (ExecutorBuilder::warm_up_code_for_testing): breaks matplotlib on
+        # purpose to prove that render-once falls back instead of failing warm-up.
+        exec(compile(before_render_once, '<warm-up test code>', 'exec'), {})
+    render_once_off = None if render_once is not None else 'not requested'
     if render_once is not None:
         # Checks that matplotlib still behaves as the patch assumes (and renders a test
-        # figure both ways); on any doubt the worker keeps stock savefig.
-        try:
-            render_once.install(self_test=True)
-            render_once_active = True
-        except RuntimeError as exc:
-            print(f'pyward: render-once disabled: {exc}', file=sys.stderr)
+        # figure both ways). On any doubt, any exception at all (a private name moved:
+        # AttributeError, ImportError; no installed sources: OSError), the worker keeps
+        # stock savefig: a matplotlib upgrade must cost speed, never the pool.
+        render_once_off = _try_render_once(render_once, 'install')
     injected = {'np': numpy, 'plt': plt}
     if preload_pandas:
         import pandas
@@ -363,7 +376,15 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
 
     _install_memory_savefig()
 
-    warm_render()
+    try:
+        warm_render()
+    except Exception as exc:
+        if render_once_off is not None:
+            raise
+        # Passed its self-test but broke a real render: stock savefig, then try again.
+        render_once_off = f'the warm-up render failed with it: {type(exc).__name__}: {exc}'
+        _try_render_once(render_once, 'uninstall')
+        warm_render()
 
     # SVG element ids come from a salted hash; a fixed salt makes SVG output reproducible.
     matplotlib.rcParams['svg.hashsalt'] = 'pyward'
@@ -379,8 +400,8 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
     curated['open'] = _guarded_open
     _JOB_BUILTINS = curated
 
-    global _CAPABILITY_IDS
-    _CAPABILITY_IDS = _collect_capability_ids()
+    global _CAPABILITY_IDS, _CAPABILITY_EXEMPT
+    _CAPABILITY_IDS, _CAPABILITY_EXEMPT = _collect_capability_ids(rules['capability_exempt'])
     _INJECTED = {name: _proxy(mod) for name, mod in injected.items()}
     _INJECTED.update(loadmat=loadmat, srcpath=srcpath, listdir=listdir, walkfiles=walkfiles)
 
@@ -391,8 +412,24 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None):
         'python': sys.version.split()[0],
         'numpy': numpy.__version__,
         'matplotlib': matplotlib.__version__,
-        'render_once': render_once_active,
+        'render_once': render_once_off is None,
+        'render_once_off': render_once_off,
     }
+
+
+def _try_render_once(module, action):
+    """Runs render-once's install (or uninstall); returns why it is off, None if on."""
+    try:
+        getattr(module, action)()
+        return None
+    except Exception as exc:
+        reason = f'{type(exc).__name__}: {_truncate(str(exc), 300)}'
+        print(f'pyward: render-once disabled, stock savefig kept: {reason}', file=sys.stderr)
+        try:
+            module.uninstall()
+        except Exception:
+            pass
+        return reason
 
 
 def warm_render():

@@ -63,6 +63,7 @@ pub struct Config {
     pub(crate) startup_timeout: Duration,
     pub(crate) zygote: bool,
     pub(crate) isolation: Isolation,
+    pub(crate) warm_up_code: Option<String>,
 }
 
 /// Builds an [`Executor`](crate::Executor); `build()` starts and warms the pool.
@@ -105,6 +106,7 @@ impl Default for ExecutorBuilder {
                 startup_timeout: Duration::from_secs(60),
                 zygote: true,
                 isolation: Isolation::Reuse,
+                warm_up_code: None,
             },
         }
     }
@@ -248,6 +250,15 @@ impl ExecutorBuilder {
     /// started in the background. See `supervisor::zygote`.
     pub fn zygote(mut self, on: bool) -> Self {
         self.config.zygote = on;
+        self
+    }
+
+    /// **Testing only**: Python that every worker (and the zygote) runs during warm-up,
+    /// unconfined, just before render-once is installed. Tests use it to break
+    /// matplotlib on purpose and prove the pool still starts. Never pass job code here.
+    #[doc(hidden)]
+    pub fn warm_up_code_for_testing(mut self, code: impl Into<String>) -> Self {
+        self.config.warm_up_code = Some(code.into());
         self
     }
 

@@ -83,6 +83,10 @@ pub struct InitMsg {
     /// `Isolation::Fresh`, where every job is some worker's first.
     #[serde(default)]
     pub prewarm: bool,
+    /// Tests only: Python run during warm-up just before render-once is installed (see
+    /// `ExecutorBuilder::warm_up_code_for_testing`).
+    #[serde(default)]
+    pub warm_up_code: Option<String>,
 }
 
 /// Requests from the supervisor to a zygote, one frame each on its control socket.
@@ -209,6 +213,9 @@ pub struct ReadyMsg {
     pub sandbox: Enforcement,
     /// Whether render-once is active (requested, and its upstream assumptions held).
     pub render_once: bool,
+    /// Why render-once is off when it was requested (its self-check failed), if so.
+    #[serde(default)]
+    pub render_once_off: Option<String>,
 }
 
 /// Versions reported by a worker.

@@ -465,6 +465,12 @@ fn rule_dangerous_settings() {
         Rule::DangerousSetting,
     );
     rejected("plt.rcParams['text.usetex'] = True", Rule::DangerousSetting);
+    // pyplot imports "module:function" names from figure.hooks and calls them.
+    rejected(
+        "plt.rcParams['figure.hooks'] = ['x:y']",
+        Rule::DangerousSetting,
+    );
+    refused("plt.rcParams.update({'figure.hooks': ['x:y']})");
     rejected(
         "matplotlib.rcParams['text.latex.preamble'] = 'x'",
         Rule::DangerousSetting,

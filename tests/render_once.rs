@@ -60,3 +60,40 @@ fn render_once_is_active_and_byte_identical_on_the_whole_corpus() {
         scripts.len()
     );
 }
+
+/// A private matplotlib name that render-once relies on moves (or sources are not
+/// installed): the pool still starts, with stock savefig, and says why.
+fn falls_back_when(breakage: &str, expected: &str) {
+    let exec = builder()
+        .render_once(true)
+        .warm_up_code_for_testing(breakage)
+        .build()
+        .expect("a broken render-once must never stop the pool");
+    let why = exec
+        .warmup()
+        .render_once_off
+        .clone()
+        .expect("the warm-up report says render-once is off");
+    assert!(why.contains(expected), "{why}");
+    let outcome = exec
+        .run(Job::new("plt.plot([1, 3, 2])\nplt.savefig(OUT)"))
+        .unwrap();
+    expect_ok(&outcome);
+    assert!(!outcome.worker.as_ref().unwrap().render_once);
+}
+
+#[test]
+fn a_moved_private_import_turns_render_once_off_not_the_pool() {
+    falls_back_when(
+        "import matplotlib.layout_engine as le\ndel le.PlaceHolderLayoutEngine\n",
+        "ImportError",
+    );
+}
+
+#[test]
+fn missing_installed_sources_turn_render_once_off_not_the_pool() {
+    falls_back_when(
+        "import inspect\ndef no_source(obj):\n    raise OSError('could not get source code')\ninspect.getsource = no_source\n",
+        "OSError",
+    );
+}

@@ -478,6 +478,10 @@ fn doctor() -> u8 {
         }
     };
     println!("worker warm-up: {:.0} ms", ms(executor.warmup().total));
+    match &executor.warmup().render_once_off {
+        None => println!("render-once savefig: on"),
+        Some(why) => println!("render-once savefig: off, stock savefig kept ({why})"),
+    }
     let mut failed = false;
     for module in executor.policy().allowed_imports() {
         let job = Job::new(format!("import {module}\nprint('ok')\n")).out_name("none.txt");

@@ -35,6 +35,7 @@
 //!   `compile(str)` rejects it. Callers run the text returned by [`decode_source`].
 //! - Columns are 1-based and counted in characters.
 
+mod coding;
 mod normalize;
 mod policy;
 mod prescan;
@@ -77,6 +78,12 @@ pub fn check(source: &str, policy: &Policy) -> Result<Verdict, BadInput> {
     }
     if let Some(offset) = source.bytes().position(|b| b == 0) {
         return Err(BadInput::NulByte { offset });
+    }
+    if let Some((line, declared)) = coding::foreign_declaration(source) {
+        return Err(BadInput::ForeignEncoding {
+            line,
+            declared: declared.chars().take(40).collect(),
+        });
     }
     if source.starts_with('\u{feff}') {
         return Ok(Verdict {

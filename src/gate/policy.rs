@@ -388,6 +388,7 @@ const DENIED_SETTING_PREFIXES: &[&str] = &[
     "tk.",               // GUI toolkit
     "macosx.",           // GUI toolkit
     "toolbar",           // GUI toolkit
+    "figure.hooks",      // pyplot imports "module:function" names and calls them
     "plotting.backend",  // pandas: imports any module named here
     "io.",               // pandas: reader/writer engines imported by name
 ];
@@ -542,6 +543,35 @@ const CAPABILITY_MODULES: &[(&str, &str)] = &[
     ("linecache", "reads source files"),
     ("sqlite3", "opens database files"),
     ("dbm", "opens database files"),
+];
+
+/// Classes and functions of capability modules that allowed modules re-export and that
+/// give no file, process or import access: the run-time check lets these through.
+const CAPABILITY_EXEMPT: &[(&str, &str)] = &[
+    ("io.StringIO", "text in memory"),
+    ("io.BytesIO", "bytes in memory"),
+    ("types.SimpleNamespace", "a plain record"),
+    ("types.GenericAlias", "typing annotations"),
+    ("types.MappingProxyType", "a read-only view of a dict"),
+    (
+        "types.DynamicClassAttribute",
+        "a descriptor for enum members",
+    ),
+    (
+        "weakref.WeakKeyDictionary",
+        "a container (weakref.finalize stays refused)",
+    ),
+    (
+        "weakref.WeakValueDictionary",
+        "a container (weakref.finalize stays refused)",
+    ),
+    ("threading.RLock", "a lock; starts no thread"),
+    ("_thread.RLock", "a lock; starts no thread"),
+    ("sys.getsizeof", "a number"),
+    (
+        "shutil.get_terminal_size",
+        "reads COLUMNS/LINES or returns the fallback",
+    ),
 ];
 
 /// How a dotted module path may be reached (see [`Policy::module_access`]).
@@ -814,6 +844,10 @@ impl Policy {
                 .cloned()
                 .collect(),
             banned_attributes: attrs.into_iter().collect(),
+            capability_exempt: CAPABILITY_EXEMPT
+                .iter()
+                .map(|(n, _)| n.to_string())
+                .collect(),
             capability_modules: self
                 .banned_names
                 .iter()
@@ -926,6 +960,10 @@ pub struct RuntimeRules {
     /// module proxy refuses such an object wherever an allowed module re-exports it.
     #[serde(default)]
     pub capability_modules: Vec<String>,
+    /// `module.name` of re-exported classes and functions of capability modules that
+    /// give no capability (`io.StringIO`): the proxy lets these through.
+    #[serde(default)]
+    pub capability_exempt: Vec<String>,
     /// Attribute names a module proxy must refuse (`os`, `sys`, `subprocess`, ...); a
     /// proxy must also refuse any `_`-prefixed name and any attribute whose value is a
     /// module outside the allowlist.

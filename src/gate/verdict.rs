@@ -139,6 +139,15 @@ pub enum BadInput {
         /// The cap that was exceeded.
         limit: usize,
     },
+    /// A PEP 263 coding declaration names a codec other than UTF-8: a person or
+    /// `python file.py` would read the bytes as other text than the gate checks.
+    #[error("bad input: coding declaration {declared:?} on line {line}; only utf-8 is accepted")]
+    ForeignEncoding {
+        /// Line of the declaration (1 or 2).
+        line: u32,
+        /// The codec as declared (at most 40 characters).
+        declared: String,
+    },
     /// The gate itself failed (a caught panic or a thread that could not start). The
     /// source is refused: failing closed.
     #[error("bad input: gate failure: {message}")]
@@ -160,6 +169,7 @@ impl BadInput {
             BadInput::TooDeep { limit } => format!(
                 "The code nests too deeply (limit {limit}). Split long expressions and deep nesting into separate statements or loops."
             ),
+            BadInput::ForeignEncoding { .. } => "The code declares a source encoding other than UTF-8 (a '# coding: ...' line). Send UTF-8 text without a coding line.".into(),
             BadInput::Internal { .. } => "The code could not be checked. Simplify it and try again.".into(),
         }
     }

@@ -48,6 +48,10 @@ pub struct PoolWarmup {
     pub total: Duration,
     /// Each worker's own warm-up (process start to ready), by slot.
     pub per_worker_ms: Vec<f64>,
+    /// Why render-once is off although it was requested (its check of the installed
+    /// matplotlib failed, so workers save with stock `savefig`); `None` when it is on
+    /// or was not requested.
+    pub render_once_off: Option<String>,
 }
 
 impl Executor {
@@ -125,13 +129,18 @@ impl Executor {
             warmup: PoolWarmup {
                 total: Duration::ZERO,
                 per_worker_ms: Vec::new(),
+                render_once_off: None,
             },
             root,
         };
         let mut per_worker = vec![0.0; executor.config.workers];
+        let mut render_once_off = None;
         for _ in 0..executor.config.workers {
             match ready_rx.recv() {
-                Ok(Ok((slot, ms))) => per_worker[slot] = ms,
+                Ok(Ok((slot, ready))) => {
+                    per_worker[slot] = ready.warmup_ms;
+                    render_once_off = render_once_off.or(ready.render_once_off);
+                }
                 // Dropping `executor` stops the workers that did start.
                 Ok(Err(e)) => return Err(e),
                 Err(_) => return Err(Error::Protocol("a pool slot ended during start-up".into())),
@@ -140,6 +149,7 @@ impl Executor {
         executor.warmup = PoolWarmup {
             total: started.elapsed(),
             per_worker_ms: per_worker,
+            render_once_off,
         };
         Ok(executor)
     }

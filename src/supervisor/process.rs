@@ -238,6 +238,7 @@ impl WorkerProcess {
                 versions: Default::default(),
                 sandbox: crate::sandbox::Enforcement::none(),
                 render_once: false,
+                render_once_off: None,
             },
             jobs_run: 0,
             retiring: None,
@@ -525,6 +526,7 @@ pub(crate) fn init_msg(
         render_once: config.render_once,
         zygote,
         prewarm: config.isolation == crate::Isolation::Fresh,
+        warm_up_code: config.warm_up_code.clone(),
     }))
 }
 

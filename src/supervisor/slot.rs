@@ -95,10 +95,10 @@ impl Slot {
 
     /// Starts this slot's first worker and reports the result on `started`, then serves
     /// the queue until it is closed.
-    pub(crate) fn run(self, started: Sender<Result<(usize, f64)>>) {
+    pub(crate) fn run(self, started: Sender<Result<(usize, protocol::ReadyMsg)>>) {
         let mut worker = match self.spawn_with(None) {
             Ok(w) => {
-                let _ = started.send(Ok((self.index, w.ready.warmup_ms)));
+                let _ = started.send(Ok((self.index, w.ready.clone())));
                 Some(w)
             }
             Err(e) => {

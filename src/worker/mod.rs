@@ -113,7 +113,8 @@ fn serve(
             warmup_ms: started.elapsed().as_secs_f64() * 1000.0,
             versions: versions.clone(),
             sandbox: crate::sandbox::Enforcement::none(),
-            render_once,
+            render_once: render_once.on,
+            render_once_off: render_once.off_because.clone(),
         };
         protocol::send(output, &WorkerMsg::Ready(ready))?;
         match fork::serve_zygote(input, output)? {
@@ -166,7 +167,8 @@ fn serve(
         warmup_ms: started.elapsed().as_secs_f64() * 1000.0,
         versions,
         sandbox,
-        render_once,
+        render_once: render_once.on,
+        render_once_off: render_once.off_because,
     };
     protocol::send(output, &WorkerMsg::Ready(ready))?;
 
@@ -202,7 +204,14 @@ fn init_failed(
     protocol::send(output, &WorkerMsg::InitFailed { stage, message })
 }
 
-type WarmUp = (Py<PyModule>, Versions, bool);
+type WarmUp = (Py<PyModule>, Versions, RenderOnce);
+
+/// Whether render-once is on, and why not when it was requested.
+#[derive(Clone)]
+struct RenderOnce {
+    on: bool,
+    off_because: Option<String>,
+}
 
 fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)> {
     let describe = |stage: InitStage| move |e: PyErr| (stage, e.to_string());
@@ -220,6 +229,7 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         .and_then(|()| set("banned_builtins", &init.rules.banned_builtins))
         .and_then(|()| set("banned_attributes", &init.rules.banned_attributes))
         .and_then(|()| set("capability_modules", &init.rules.capability_modules))
+        .and_then(|()| set("capability_exempt", &init.rules.capability_exempt))
         .and_then(|()| rules.set_item("module_members", init.rules.module_members.clone()))
         .map_err(describe(InitStage::Interpreter))?;
     let render_once = if init.render_once {
@@ -245,6 +255,7 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
                 &init.dirs.tmp,
                 init.preload_pandas,
                 render_once,
+                init.warm_up_code.as_deref(),
             ),
         )
         .map_err(|e| {
@@ -261,10 +272,16 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
             .and_then(|v| v.extract())
             .unwrap_or_default()
     };
-    let render_once = versions
-        .get_item("render_once")
-        .and_then(|v| v.extract())
-        .unwrap_or(false);
+    let render_once = RenderOnce {
+        on: versions
+            .get_item("render_once")
+            .and_then(|v| v.extract())
+            .unwrap_or(false),
+        off_because: versions
+            .get_item("render_once_off")
+            .and_then(|v| v.extract())
+            .unwrap_or(None),
+    };
     let versions = Versions {
         python: get("python"),
         numpy: get("numpy"),
