@@ -6,6 +6,7 @@ injects into the job's globals (and module proxies, never the modules themselves
 """
 
 import builtins
+import contextvars
 import io
 import os
 import random
@@ -25,6 +26,9 @@ _RC_MUTABLE = ()      # keys of _SAVED_RC whose values can change in place
 _SAVED_WARNINGS = None
 _FIGURES = None       # name -> bytes while a job renders figures to memory, else None
 _PROXIES = {}         # id(module) -> proxy, so `np is np` holds across accesses
+_STATE_GUARD = None   # the state_guard module once it has its warm snapshot
+_WARM_CONTEXT = None  # context variables as warm-up left them
+_WARM_DECIMAL = None  # the decimal Context warm-up left, copied for each job
 _REAL_IMPORT = builtins.__import__
 _MSG_CAP = 2000
 
@@ -337,7 +341,8 @@ def _install_memory_savefig():
 
 # --- warm-up ----------------------------------------------------------------------------
 
-def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_render_once=None):
+def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_render_once=None,
+            state_guard=None):
     """Imports the scientific stack, renders one figure, freezes the warm state."""
     global _RULES, _SRC, _OUT, _TMP, _SRC_REAL, _OUT_REAL, _TMP_REAL, _JOB_BUILTINS, _INJECTED, _SAVED_RC, _SAVED_WARNINGS
     _RULES = {
@@ -404,6 +409,17 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     _CAPABILITY_IDS, _CAPABILITY_EXEMPT = _collect_capability_ids(rules['capability_exempt'])
     _INJECTED = {name: _proxy(mod) for name, mod in injected.items()}
     _INJECTED.update(loadmat=loadmat, srcpath=srcpath, listdir=listdir, walkfiles=walkfiles)
+
+    global _STATE_GUARD, _WARM_CONTEXT
+    if state_guard is not None:
+        state_guard.snapshot(_module_allowed, skip=[matplotlib.rcParams])
+        _STATE_GUARD = state_guard
+    # Every job runs in a copy of this context: what it sets in a context variable
+    # (numpy's error state and print options, a decimal context) dies with the copy.
+    _WARM_CONTEXT = contextvars.copy_context()
+    global _WARM_DECIMAL
+    if 'decimal' in sys.modules:
+        _WARM_DECIMAL = sys.modules['decimal'].getcontext().copy()
 
     import gc
     gc.collect()
@@ -589,6 +605,15 @@ def _collect_garbage():
     gc.collect()
 
 
+def _fresh_context_objects():
+    """In the job's context copy: context variables whose *values* are mutable objects
+    (the decimal module's current Context, changed in place by `getcontext().prec = 3`)
+    get a copy of their warm-up value, so the copy of the context is a copy all through."""
+    decimal = sys.modules.get('decimal')
+    if decimal is not None:
+        decimal.setcontext(_WARM_DECIMAL.copy() if _WARM_DECIMAL is not None else decimal.Context())
+
+
 def _restore_cwd():
     os.chdir(_TMP)
 
@@ -643,7 +668,10 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
     try:
         sys.stdout, sys.stderr = out, err
         try:
-            exec(compile(code, '<job>', 'exec', dont_inherit=True), job_globals)
+            compiled = compile(code, '<job>', 'exec', dont_inherit=True)
+            context = _WARM_CONTEXT.copy()
+            context.run(_fresh_context_objects)
+            context.run(exec, compiled, job_globals)
         except BaseException as exc:  # SystemExit and KeyboardInterrupt are job failures too
             error = _describe(exc, code)
         exec_ms = (time.perf_counter() - start) * 1000.0
@@ -655,6 +683,7 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         except BaseException:
             pass
         leftovers = _housekeeping()
+        changes = _STATE_GUARD.check() if _STATE_GUARD is not None else []
     finally:
         sys.stdout, sys.stderr = saved_streams
         _FIGURES = None
@@ -666,5 +695,5 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         'error': error,
         'figures': figures,
         'housekeeping_failures': leftovers,
-        'state_changes': [],
+        'state_changes': changes,
     }

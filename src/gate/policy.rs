@@ -574,6 +574,50 @@ const CAPABILITY_EXEMPT: &[(&str, &str)] = &[
     ),
 ];
 
+/// Library functions that register into process-wide registries, with how to do the
+/// same for one figure. Refused where they are reached through a module (not on a job's
+/// own objects); the after-job state guard restores what a missed one changes.
+const REGISTRAR_HINTS: &[(&str, &str)] = &[
+    (
+        "register",
+        "pass the object directly: plt.imshow(x, cmap=my_cmap), ax.set_prop_cycle(color=[...])",
+    ),
+    (
+        "register_cmap",
+        "pass the colormap directly: plt.imshow(x, cmap=my_cmap)",
+    ),
+    (
+        "register_scale",
+        "use the scale directly: ax.set_yscale('function', functions=(f, inverse))",
+    ),
+    (
+        "register_projection",
+        "use the axes class directly: fig.add_subplot(axes_class=MyAxes)",
+    ),
+    (
+        "register_backend",
+        "figures are saved with plt.savefig(OUT)",
+    ),
+    (
+        "addfont",
+        "use the fonts that are installed: fontfamily='DejaVu Sans'",
+    ),
+    (
+        "register_dataframe_accessor",
+        "write a function and call it directly: summarize(df)",
+    ),
+    (
+        "register_series_accessor",
+        "write a function and call it directly: summarize(s)",
+    ),
+    (
+        "register_index_accessor",
+        "write a function and call it directly: summarize(idx)",
+    ),
+    ("register_extension_dtype", "use the built-in dtypes"),
+    ("register_option", "use pd.set_option for existing options"),
+];
+
 /// How a dotted module path may be reached (see [`Policy::module_access`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ModuleAccess {
@@ -645,6 +689,8 @@ pub struct Policy {
     pub(crate) allowed_dunder_methods: BTreeSet<String>,
     /// Dunder attributes that may be read (never written).
     pub(crate) allowed_dunder_reads: BTreeSet<String>,
+    /// Registering functions refused when reached through a module: name -> hint.
+    pub(crate) registrars: BTreeMap<String, String>,
     /// Setting keys (rcParams, pandas options) that may not be written (prefix match).
     pub(crate) denied_setting_prefixes: BTreeSet<String>,
     /// Names injected into the job's globals, mapped to the module path they stand for
@@ -697,6 +743,10 @@ impl Policy {
             allowed_dunder_methods: set(ALLOWED_DUNDER_METHODS),
             allowed_dunder_reads: set(ALLOWED_DUNDER_READS),
             denied_setting_prefixes: set(DENIED_SETTING_PREFIXES),
+            registrars: REGISTRAR_HINTS
+                .iter()
+                .map(|(n, h)| (n.to_string(), h.to_string()))
+                .collect(),
             injected_names: INJECTED
                 .iter()
                 .map(|(a, b)| (a.to_string(), b.to_string()))

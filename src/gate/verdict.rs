@@ -51,6 +51,9 @@ pub enum Rule {
     DangerousSetting,
     /// Assignment or deletion of an attribute of an imported module (`np.x = ...`).
     ModuleMutation,
+    /// Registering into a process-wide library registry (`matplotlib.colormaps.register`,
+    /// `register_scale`, pandas accessors): state a later job would see.
+    RegistryMutation,
     /// A keyword argument that enables a dangerous mode (`allow_pickle=True`,
     /// `usetex=True`, `metaclass=...`, `**` into a loader).
     BannedKeyword,
@@ -79,6 +82,7 @@ impl Rule {
             Rule::StringEvaluation => "string-evaluation",
             Rule::DangerousSetting => "dangerous-setting",
             Rule::ModuleMutation => "module-mutation",
+            Rule::RegistryMutation => "registry-mutation",
             Rule::BannedKeyword => "banned-keyword",
             Rule::UnsupportedSyntax => "unsupported-syntax",
         }

@@ -673,6 +673,14 @@ impl<'a> Walker<'a> {
                     self.policy.module_hint(&full),
                 );
             }
+            if let Some(hint) = self.policy.registrars.get(&n) {
+                self.report(
+                    Rule::RegistryMutation,
+                    al.range,
+                    format!("{full} registers into library state shared with later jobs"),
+                    format!("instead {hint}"),
+                );
+            }
             if n == "rcParams" && al.asname.as_ref().is_some_and(|a| a.as_str() != "rcParams") {
                 self.report(
                     Rule::DangerousSetting,
@@ -1577,6 +1585,20 @@ impl<'a> Walker<'a> {
                     ch.range,
                     format!("reaches denied {}", crate::gate::verdict::quote(&path)),
                     self.policy.module_hint(&path),
+                );
+            } else if let Some(hint) = ch
+                .attrs
+                .last()
+                .and_then(|last| self.policy.registrars.get(last))
+            {
+                self.report(
+                    Rule::RegistryMutation,
+                    ch.range,
+                    format!(
+                        "registers into library state shared with later jobs: {}",
+                        crate::gate::verdict::quote(&path)
+                    ),
+                    format!("instead {hint}"),
                 );
             } else if ch.store && !pandas_option_ok(self.policy, &path) {
                 self.report(

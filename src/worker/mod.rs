@@ -32,6 +32,7 @@ use crate::protocol::{
 
 const PRELUDE: &str = include_str!("../../python/prelude.py");
 const RENDER_ONCE: &str = include_str!("../../python/render_once.py");
+const STATE_GUARD: &str = include_str!("../../python/state_guard.py");
 
 /// Entry point of the `pyward-worker` program.
 pub fn main() -> ExitCode {
@@ -245,6 +246,13 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
     } else {
         None
     };
+    let state_guard = PyModule::from_code(
+        py,
+        &cstring(STATE_GUARD),
+        c"pyward_state_guard.py",
+        c"_pyward_state_guard",
+    )
+    .map_err(describe(InitStage::Interpreter))?;
     let versions = prelude
         .call_method1(
             "warm_up",
@@ -256,6 +264,7 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
                 init.preload_pandas,
                 render_once,
                 init.warm_up_code.as_deref(),
+                state_guard,
             ),
         )
         .map_err(|e| {

@@ -1,0 +1,190 @@
+//! No state passes between jobs through library registries: for each family, job A
+//! changes process-wide state and job B on the same worker sees the pristine state
+//! (the after-job state guard restores it, or retires the worker). Run with the gate off,
+//! so the guard is shown to hold where a static refusal would be missed, and again under
+//! `Isolation::Fresh`.
+
+mod common;
+
+use pyward::gate::{Policy, Rule};
+use pyward::{Executor, Isolation, Job, RetireReason};
+
+/// (family, job A's change, job B's check of the pristine state).
+const FAMILIES: &[(&str, &str, &str)] = &[
+    (
+        "colormap registry",
+        "from matplotlib.colors import ListedColormap\nimport matplotlib\nmatplotlib.colormaps.register(ListedColormap(['r', 'g'], name='pyward_a'))",
+        "import matplotlib\nfrom matplotlib.colors import ListedColormap\nassert 'pyward_a' not in matplotlib.colormaps\nmatplotlib.colormaps.register(ListedColormap(['b'], name='pyward_a'))",
+    ),
+    (
+        "color sequences",
+        "import matplotlib\nmatplotlib.color_sequences.register('pyward_seq', ['r', 'g'])",
+        "import matplotlib\nassert 'pyward_seq' not in matplotlib.color_sequences",
+    ),
+    (
+        "named colours",
+        "import matplotlib.colors as mc\nmc.get_named_colors_mapping()['red'] = '#00ff00'\nmc.CSS4_COLORS['blue'] = '#00ff00'\nassert mc.to_hex('red') == '#00ff00'",
+        "import matplotlib.colors as mc\nassert mc.to_hex('red') == '#ff0000', mc.to_hex('red')\nassert mc.CSS4_COLORS['blue'] == '#0000FF'",
+    ),
+    (
+        "named styles",
+        "plt.style.library['ggplot']['lines.linewidth'] = 9.0\nplt.style.library['pyward_style'] = {'lines.linewidth': 7.0}",
+        "assert 'pyward_style' not in plt.style.library\nplt.style.use('ggplot')\nassert plt.rcParams['lines.linewidth'] != 9.0",
+    ),
+    (
+        "scales",
+        "import matplotlib.scale as ms\nclass PywardScale(ms.LinearScale):\n    name = 'pyward_scale'\nms.register_scale(PywardScale)",
+        "import matplotlib.scale as ms\nassert 'pyward_scale' not in ms.get_scale_names()",
+    ),
+    (
+        "projections",
+        "from matplotlib.projections import register_projection\nfrom matplotlib.axes import Axes\nclass PywardAxes(Axes):\n    name = 'pyward_proj'\nregister_projection(PywardAxes)",
+        "from matplotlib.projections import get_projection_names\nassert 'pyward_proj' not in get_projection_names()",
+    ),
+    (
+        "unit converters",
+        "import matplotlib.units as mu\nimport datetime\nclass Bad(mu.ConversionInterface):\n    pass\nmu.registry[datetime.date] = Bad()\nmu.registry[complex] = Bad()",
+        "import matplotlib.units as mu\nimport datetime\nassert complex not in mu.registry\nassert type(mu.registry[datetime.date]).__name__ != 'Bad'",
+    ),
+    (
+        "font manager list",
+        "from matplotlib.font_manager import fontManager\nfontManager.ttflist.clear()",
+        "from matplotlib.font_manager import fontManager\nassert len(fontManager.ttflist) > 0",
+    ),
+    (
+        "pandas options",
+        "pd.set_option('display.max_rows', 3)\npd.options.display.precision = 1",
+        "assert pd.get_option('display.max_rows') == 60\nassert pd.get_option('display.precision') == 6",
+    ),
+    (
+        "pandas accessors",
+        "@pd.api.extensions.register_dataframe_accessor('pyward_acc')\nclass Acc:\n    def __init__(self, df):\n        self.df = df",
+        "try:\n    pd.DataFrame({'a': [1]}).pyward_acc\n    raise AssertionError('accessor survived')\nexcept AttributeError:\n    pass",
+    ),
+    (
+        "numpy error state and print options",
+        "np.seterr(all='raise')\nnp.set_printoptions(precision=2)",
+        "assert np.geterr()['divide'] == 'warn', np.geterr()\nassert np.get_printoptions()['precision'] == 8\nnp.array([1.0]) / 0",
+    ),
+    (
+        "decimal context",
+        "import decimal\ndecimal.getcontext().prec = 3",
+        "import decimal\nassert decimal.getcontext().prec == 28",
+    ),
+    (
+        "a library class patched",
+        "import matplotlib.figure\nmatplotlib.figure.Figure.pyward_marker = 1\nmatplotlib.figure.Figure.get_dpi = lambda self: 1",
+        "f = plt.figure()\nassert f.get_dpi() != 1\ntry:\n    f.pyward_marker\n    raise AssertionError('patch survived')\nexcept AttributeError:\n    pass",
+    ),
+    (
+        "rcParams validators",
+        "plt.rcParams.validate['lines.linewidth'] = lambda v: 42.0",
+        "plt.rcParams['lines.linewidth'] = 2.0\nassert plt.rcParams['lines.linewidth'] == 2.0",
+    ),
+];
+
+const SAVE: &str = "\nplt.figure()\nplt.plot([0, 1], [1, 0])\nplt.savefig(OUT)\n";
+
+fn run_ok(exec: &Executor, family: &str, code: &str) -> pyward::Outcome {
+    let outcome = exec.run(Job::new(format!("{code}{SAVE}"))).unwrap();
+    assert!(
+        outcome.is_success(),
+        "{family}: {}",
+        outcome.feedback().unwrap_or_default()
+    );
+    outcome
+}
+
+#[test]
+fn each_registry_family_is_pristine_for_the_next_job_on_the_same_worker() {
+    let exec = common::builder()
+        .preload_pandas(true)
+        .policy(Policy::gate_disabled_for_testing())
+        .build()
+        .unwrap();
+    for (family, change, check) in FAMILIES {
+        let a = run_ok(&exec, family, change);
+        let b = run_ok(&exec, family, check);
+        assert!(
+            a.retired.is_none(),
+            "{family}: restored, not retired: {:?}",
+            a.retired
+        );
+        assert_eq!(
+            a.worker.as_ref().unwrap().pid,
+            b.worker.as_ref().unwrap().pid,
+            "{family}: B ran on the same worker"
+        );
+    }
+}
+
+#[test]
+fn each_registry_family_is_pristine_under_fresh_isolation() {
+    let exec = common::builder()
+        .preload_pandas(true)
+        .isolation(Isolation::Fresh)
+        .policy(Policy::gate_disabled_for_testing())
+        .build()
+        .unwrap();
+    for (family, change, check) in FAMILIES {
+        let a = run_ok(&exec, family, change);
+        let b = run_ok(&exec, family, check);
+        assert_ne!(
+            a.worker.as_ref().unwrap().pid,
+            b.worker.as_ref().unwrap().pid
+        );
+    }
+}
+
+#[test]
+fn a_module_first_imported_by_a_job_with_state_of_its_own_retires_the_worker() {
+    let exec = common::builder().workers(1).build().unwrap();
+    let a = run_ok(
+        &exec,
+        "import",
+        "from scipy import stats\nx = stats.norm.pdf(0.0)",
+    );
+    let retired = a.retired.as_ref().expect("retired");
+    assert_eq!(retired.reason, RetireReason::StateChanged);
+    assert!(
+        retired.detail.contains("imported by the job"),
+        "{}",
+        retired.detail
+    );
+    let b = run_ok(&exec, "after", "x = 1");
+    assert_ne!(
+        a.worker.as_ref().unwrap().pid,
+        b.worker.as_ref().unwrap().pid
+    );
+}
+
+#[test]
+fn registering_into_a_library_registry_is_refused_by_the_gate_with_a_lesson() {
+    let policy = Policy::figures();
+    for code in [
+        "import matplotlib\nmatplotlib.colormaps.register(cmap)",
+        "from matplotlib.scale import register_scale\nregister_scale(S)",
+        "import matplotlib.projections as p\np.register_projection(A)",
+        "@pd.api.extensions.register_dataframe_accessor('x')\nclass A:\n    pass",
+        "from matplotlib.font_manager import fontManager\nfontManager.addfont(srcpath('f.ttf'))",
+    ] {
+        let v = pyward::gate::check(code, &policy).unwrap();
+        assert!(!v.is_allowed(), "allowed: {code}");
+        assert!(
+            v.violations
+                .iter()
+                .any(|x| x.rule == Rule::RegistryMutation && x.hint.starts_with("instead ")),
+            "{code}: {:?}",
+            v.violations
+        );
+    }
+    // Ordinary code that merely uses the registries passes.
+    for code in [
+        "import matplotlib\nc = matplotlib.colormaps['viridis']",
+        "plt.imshow(np.eye(3), cmap=plt.get_cmap('magma'))",
+        "pd.set_option('display.max_rows', 10)",
+    ] {
+        let v = pyward::gate::check(code, &policy).unwrap();
+        assert!(v.is_allowed(), "{code}: {:?}", v.violations);
+    }
+}
