@@ -47,7 +47,95 @@ EXTRA_REGISTRIES = [
     ('pandas._config.config._registered_options', 'pandas options and their validators'),
     ('pandas.core.dtypes.base._registry.dtypes', 'pandas.api.extensions.register_extension_dtype'),
     ('warnings.filters', 'warning filters (also restored by the reset)'),
+    ('matplotlib.backend_bases._default_backends', 'matplotlib.backend_bases.register_backend'),
 ]
+
+# Every public function of an allowed module that registers or installs something
+# process-wide, and what covers it. `discover_registrars()` finds such functions by name;
+# tests/state_guard.rs fails when one appears that is not reviewed here.
+REGISTRARS = {
+    'csv.register_dialect': 'CUSTOM: csv dialects',
+    'csv.unregister_dialect': 'CUSTOM: csv dialects',
+    'matplotlib.backend_bases.get_registered_canvas_class': 'reads only',
+    'matplotlib.backend_bases.register_backend': 'EXTRA: matplotlib.backend_bases._default_backends',
+    'matplotlib.backend_tools.add_tools_to_container': 'GUI toolbars; workers have none',
+    'matplotlib.backend_tools.add_tools_to_manager': 'GUI toolbars; workers have none',
+    'matplotlib.colors.ColorSequenceRegistry.register': 'EXTRA: matplotlib.color_sequences._color_sequences',
+    'matplotlib.colors.ColorSequenceRegistry.unregister': 'EXTRA: matplotlib.color_sequences._color_sequences',
+    'matplotlib.cm.ColormapRegistry.register': 'EXTRA: matplotlib.colormaps._cmaps',
+    'matplotlib.cm.ColormapRegistry.unregister': 'EXTRA: matplotlib.colormaps._cmaps',
+    'matplotlib.font_manager.FontManager.addfont': 'EXTRA: fontManager.ttflist and afmlist',
+    'matplotlib.projections.ProjectionRegistry.register': 'EXTRA: projection_registry',
+    'matplotlib.projections.register_projection': 'EXTRA: projection_registry',
+    'matplotlib.pyplot.install_repl_displayhook': 'banned attribute (interpreter hooks)',
+    'matplotlib.pyplot.uninstall_repl_displayhook': 'undoes a hook that workers never install',
+    'matplotlib.scale.register_scale': 'EXTRA: matplotlib.scale._scale_mapping',
+    'numpy.lib.add_docstring': 'banned attribute (docstrings of C objects are process-wide)',
+    'numpy.lib.add_newdoc': 'banned attribute (docstrings of C objects are process-wide)',
+    'pandas._libs.tslibs.np_datetime.add_overflowsafe': 'arithmetic, registers nothing',
+    'pandas.api.extensions.register_dataframe_accessor': 'CLASS: pandas.DataFrame',
+    'pandas.api.extensions.register_extension_dtype': 'EXTRA: pandas.core.dtypes.base._registry.dtypes',
+    'pandas.api.extensions.register_index_accessor': 'CLASS: pandas.Index',
+    'pandas.api.extensions.register_series_accessor': 'CLASS: pandas.Series',
+    'pandas.core.config_init.register_converter_cb': 'option callback; EXTRA: matplotlib.units.registry',
+    'pandas.core.config_init.register_plotting_backend_cb': 'option callback; the option is a denied setting',
+    'pandas.core.dtypes.base.Registry.register': 'EXTRA: pandas.core.dtypes.base._registry.dtypes',
+    'pandas.plotting.deregister': 'EXTRA: matplotlib.units.registry',
+    'pandas.plotting.register': 'EXTRA: matplotlib.units.registry',
+    'pandas.set_option': 'EXTRA: pandas._config.config._global_config',
+    'pandas.reset_option': 'EXTRA: pandas._config.config._global_config',
+}
+
+# Names that look like registering (matched on public names by discover_registrars).
+_REGISTRAR_NAME = ('register', 'addfont', 'set_option', 'add_', 'install')
+
+
+def discover_registrars(allowed):
+    """Qualified names of public functions (and methods of public module-level objects)
+    of loaded allowlisted modules whose names say they register or install something."""
+    def looks(name):
+        return not name.startswith('_') and any(
+            name.startswith(p) if p.endswith('_') else p in name for p in _REGISTRAR_NAME)
+    found = set()
+    for name in _public_module_names(allowed):
+        for attr, value in list(vars(sys.modules[name]).items()):
+            if attr.startswith('_'):
+                continue
+            if callable(value) and not isinstance(value, type) and looks(attr):
+                where = getattr(value, '__module__', None) or name
+                # `_csv.register_dialect` is csv's: name C helpers by their module.
+                found.add(f"{where.lstrip('_')}.{getattr(value, '__qualname__', attr)}")
+            elif _plain_instance(value):
+                cls = type(value)
+                for m in dir(cls):
+                    if looks(m) and callable(getattr(cls, m, None)):
+                        found.add(f'{cls.__module__}.{cls.__qualname__}.{m}')
+    return sorted(found)
+
+
+# Registries kept in C, snapshotted through their public API: (label, snapshot, restore).
+def _csv_snapshot():
+    import csv
+    return {n: csv.get_dialect(n) for n in csv.list_dialects()}
+
+
+def _csv_restore(saved):
+    import csv
+    for n in csv.list_dialects():
+        if n not in saved:
+            csv.unregister_dialect(n)
+    for n, dialect in saved.items():
+        if n not in csv.list_dialects() or csv.get_dialect(n) is not dialect:
+            csv.register_dialect(n, dialect)
+
+
+def _csv_same(saved):
+    import csv
+    names = csv.list_dialects()
+    return len(names) == len(saved) and all(csv.get_dialect(n) is saved.get(n) for n in names)
+
+
+CUSTOM = [('csv dialects', _csv_snapshot, _csv_same, _csv_restore)]
 
 # Library classes whose namespaces are checked (attribute set by identity): patching one
 # changes every later figure or table. Registering a pandas accessor adds an attribute here.
@@ -80,6 +168,7 @@ KEPT_CACHES = {
 _CONTAINERS = []        # [(label, container, snapshot)] in sweep order
 _CLASSES = []           # [(label, class, {name: value})]
 _CACHES = []            # [(label, cache wrapper, warm size)]
+_CUSTOM = []            # [(label, same, restore, saved)]
 _MODULES = frozenset()  # names in sys.modules after warm-up
 _ALLOWED = None         # callable(module name) -> bool, from the prelude
 
@@ -220,7 +309,7 @@ def _caches(allowed):
 def snapshot(allowed, skip=()):
     """Records the warm state. `allowed(name)`: whether a module name is allowlisted;
     `skip`: containers restored by the prelude's own reset (rcParams)."""
-    global _CONTAINERS, _CLASSES, _CACHES, _MODULES, _ALLOWED
+    global _CONTAINERS, _CLASSES, _CACHES, _CUSTOM, _MODULES, _ALLOWED
     _ALLOWED = allowed
     skip = {id(x) for x in skip}
     _CONTAINERS = [(label, obj, _record(obj)) for label, obj in _sweep(allowed, skip)]
@@ -230,6 +319,10 @@ def snapshot(allowed, skip=()):
         if isinstance(cls, type):
             _CLASSES.append((path, cls, (dict(vars(cls)), _class_identities(cls))))
     _CACHES = _caches(allowed)
+    _CUSTOM = []
+    for label, take, same, restore in CUSTOM:
+        if label != 'csv dialects' or 'csv' in sys.modules:
+            _CUSTOM.append((label, same, restore, take()))
     _MODULES = frozenset(sys.modules)
     return {'containers': len(_CONTAINERS), 'classes': len(_CLASSES), 'caches': len(_CACHES)}
 
@@ -290,6 +383,11 @@ def _check():
             continue
         if not _class_same(cls, saved):
             problems.append(f'class {label} changed and could not be restored')
+    for label, same, restore, saved in _CUSTOM:
+        if not same(saved):
+            restore(saved)
+            if not same(saved):
+                problems.append(f'{label} changed and could not be restored')
     for label, cache, size in _CACHES:
         if cache.cache_info().currsize != size:
             cache.cache_clear()

@@ -203,23 +203,7 @@ fn a_coding_declaration_other_than_utf8_is_bad_input() {
 
 #[test]
 fn every_public_name_of_the_allowed_modules_is_swept_for_re_exported_capabilities() {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = std::path::PathBuf::from(env!("PYWARD_BUILD_PYTHON"));
-    let mut child = Command::new(&python)
-        .arg("-I")
-        .arg(dir.join("tests/data/reexport_sweep.py"))
-        .env("MPLBACKEND", "Agg")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
-    let rules = serde_json::to_vec(&Policy::figures().runtime_rules()).unwrap();
-    child.stdin.take().unwrap().write_all(&rules).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "sweep failed");
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = common::sweep("reexport_sweep.py");
     let list = |k: &str| -> Vec<String> {
         report[k]
             .as_array()

@@ -188,3 +188,25 @@ fn registering_into_a_library_registry_is_refused_by_the_gate_with_a_lesson() {
         assert!(v.is_allowed(), "{code}: {:?}", v.violations);
     }
 }
+
+#[test]
+fn every_registering_function_of_the_allowed_modules_is_reviewed_in_the_guard() {
+    let report = common::sweep("registry_sweep.py");
+    assert!(
+        report["found"].as_array().unwrap().len() >= 20,
+        "the discovery finds the known registries: {report}"
+    );
+    assert_eq!(
+        report["unreviewed"],
+        serde_json::json!([]),
+        "new registering functions: add each to REGISTRARS in python/state_guard.py with what covers it"
+    );
+    assert!(
+        report["guarded"]["containers"].as_u64().unwrap() > 300,
+        "{report}"
+    );
+    assert!(
+        report["guarded"]["classes"].as_u64().unwrap() > 30,
+        "{report}"
+    );
+}

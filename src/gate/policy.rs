@@ -298,6 +298,14 @@ pub(crate) const BANNED_ATTRIBUTE_REASONS: &[(&str, &str)] = &[
     ("dviread", "spawns kpsewhich"),
     ("animation", "writers spawn ffmpeg/imagemagick"),
     ("install_repl_displayhook", "interpreter hooks"),
+    (
+        "add_docstring",
+        "sets docstrings of C objects for the whole process",
+    ),
+    (
+        "add_newdoc",
+        "sets docstrings of library objects for the whole process",
+    ),
     // pandas
     ("read_pickle", "unpickling runs arbitrary code"),
     ("to_pickle", "writes pickles"),

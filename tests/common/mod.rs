@@ -64,3 +64,24 @@ pub fn process_alive(pid: u32) -> bool {
 pub fn png_size(bytes: &[u8]) -> (u32, u32) {
     pyward::validate::png_dimensions(bytes).expect("a PNG")
 }
+
+/// Runs a Python sweep script of `tests/data` with the interpreter the crate was built
+/// for, the figure profile's runtime rules (JSON) on its stdin; returns its JSON report.
+pub fn sweep(script: &str) -> serde_json::Value {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(env!("PYWARD_BUILD_PYTHON"))
+        .arg("-I")
+        .arg(dir.join("tests/data").join(script))
+        .env("MPLBACKEND", "Agg")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{script}: {e}"));
+    let rules = serde_json::to_vec(&pyward::gate::Policy::figures().runtime_rules()).unwrap();
+    child.stdin.take().unwrap().write_all(&rules).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{script} failed");
+    serde_json::from_slice(&out.stdout).unwrap()
+}

@@ -1,0 +1,33 @@
+"""Lists the registering functions of the allowed modules that the state guard's
+REGISTRARS table does not review (tests/state_guard.rs runs this with the project's
+interpreter). Reads the runtime rules (JSON) on stdin; prints JSON."""
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True
+here = os.path.join(os.path.dirname(__file__), '..', '..', 'python')
+
+
+def load(name, file):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(here, file))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+prelude = load('_pyward_prelude', 'prelude.py')
+guard = load('_pyward_state_guard', 'state_guard.py')
+root = tempfile.mkdtemp(prefix='pyward-registry-sweep-')
+dirs = [os.path.join(root, d) for d in ('src', 'out', 'tmp')]
+for d in dirs:
+    os.mkdir(d)
+prelude.warm_up(json.load(sys.stdin), *dirs, True, None, None, guard)
+found = guard.discover_registrars(prelude._module_allowed)
+print(json.dumps({
+    'found': found,
+    'unreviewed': [f for f in found if f not in guard.REGISTRARS],
+    'guarded': {k: len(v) for k, v in guard.registries().items()},
+}))
