@@ -74,10 +74,16 @@ fn alive(pid: u32) -> bool {
     })
 }
 
-/// Job `n` of the stream: 1 in 20 is hostile, of five kinds.
+/// Hostile kinds, in turn.
+const HOSTILE: &[&str] = &[
+    "timeout", "memory", "flood", "rejected", "raises", "registry", "files",
+];
+
+/// Job `n` of the stream: 1 in 20 is hostile, of the kinds above. Ordinary jobs check
+/// that no registry change of a hostile job reached them.
 fn job_for(n: u64) -> (Job, Option<&'static str>) {
     if n % 20 == 7 {
-        let kind = ["timeout", "memory", "flood", "rejected", "raises"][(n / 20 % 5) as usize];
+        let kind = HOSTILE[(n / 20 % HOSTILE.len() as u64) as usize];
         let code = match kind {
             "timeout" => "while True:\n    pass\n".to_string(),
             "memory" => "import numpy as np\na = np.ones(10**10)\n".to_string(),
@@ -86,13 +92,16 @@ fn job_for(n: u64) -> (Job, Option<&'static str>) {
                     .to_string()
             }
             "rejected" => "import os\nos.system('true')\n".to_string(),
+            // Passes the gate: changes library state a later figure would use.
+            "registry" => "import matplotlib.colors as mc\nmc.get_named_colors_mapping()['red'] = '#00ff00'\nplt.style.library['soak'] = {'lines.linewidth': 9.0}\nplt.plot([1, 2]); plt.savefig(OUT)\n".to_string(),
+            "files" => "i = 0\nwhile True:\n    np.zeros(1).tofile(f'f{i}.bin')\n    i += 1\n".to_string(),
             _ => "raise ValueError('hostile')\n".to_string(),
         };
         let job = Job::new(code).timeout(Duration::from_millis(1500));
         return (job, Some(kind));
     }
     let code = format!(
-        "print('marker-{n}')\nfig, ax = plt.subplots(figsize=(2, 2), dpi=40)\nax.plot(np.arange({k}) ** 2)\nax.set_title('job {n}')\nfig.savefig(OUT)\n",
+        "import matplotlib.colors as mc\nassert mc.to_hex('red') == '#ff0000' and 'soak' not in plt.style.library\nprint('marker-{n}')\nfig, ax = plt.subplots(figsize=(2, 2), dpi=40)\nax.plot(np.arange({k}) ** 2)\nax.set_title('job {n}')\nfig.savefig(OUT)\n",
         k = 3 + n % 50
     );
     (Job::new(code), None)
@@ -193,6 +202,8 @@ pub fn soak(cfg: &SoakConfig) -> SoakSummary {
                             "memory" => outcome.status() == "memory_exceeded",
                             "flood" => outcome.stdout.len() <= 64 * 1024,
                             "rejected" => outcome.status() == "rejected",
+                            "registry" => outcome.is_success(),
+                            "files" => outcome.status() == "scratch_full",
                             _ => outcome.status() == "python_error",
                         };
                         if !expected && !chaos_hit {

@@ -64,6 +64,8 @@ pub struct Config {
     pub(crate) zygote: bool,
     pub(crate) isolation: Isolation,
     pub(crate) warm_up_code: Option<String>,
+    pub(crate) scratch_bytes: u64,
+    pub(crate) scratch_files: u64,
 }
 
 /// Builds an [`Executor`](crate::Executor); `build()` starts and warms the pool.
@@ -107,6 +109,8 @@ impl Default for ExecutorBuilder {
                 zygote: true,
                 isolation: Isolation::Reuse,
                 warm_up_code: None,
+                scratch_bytes: 256 << 20,
+                scratch_files: 4096,
             },
         }
     }
@@ -250,6 +254,22 @@ impl ExecutorBuilder {
     /// started in the background. See `supervisor::zygote`.
     pub fn zygote(mut self, on: bool) -> Self {
         self.config.zygote = on;
+        self
+    }
+
+    /// Everything one job can write, in total: bytes and number of files (directories
+    /// included) across `out/`, its working directory and its `HOME`. Default: 256 MiB
+    /// and 4096. Enforced by a private tmpfs per worker (see `sandbox::scratch`): the
+    /// job's writes fail with `ENOSPC` at the limit, and the outcome is
+    /// [`JobFailure::ScratchFull`](crate::JobFailure::ScratchFull) naming the limit.
+    /// The tmpfs lives in memory, so the bytes count against the machine's RAM (not
+    /// against the worker's RSS ceiling): a pool can hold up to workers × this much.
+    /// Not covered where the sandbox is `Off` or the mount is not permitted in
+    /// `BestEffort` mode (`Enforcement::scratch` says which); each file is still
+    /// bounded by [`ExecutorBuilder::max_artifact_bytes`].
+    pub fn scratch_limit(mut self, bytes: u64, files: u64) -> Self {
+        self.config.scratch_bytes = bytes;
+        self.config.scratch_files = files;
         self
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::gate::{BadInput, Violation};
-use crate::sandbox::Enforcement;
+use crate::sandbox::{Enforcement, ScratchLimit};
 
 /// Longest stderr tail kept in a failure, in characters.
 pub const STDERR_TAIL_CHARS: usize = 1500;
@@ -193,6 +193,15 @@ pub enum JobFailure {
     /// The code raised an exception.
     #[error("{}: {}", .0.type_name, .0.message)]
     PythonError(PythonError),
+    /// The job used up what it may write in total (its scratch file system) and its
+    /// writes were stopped.
+    #[error("scratch space full: {} limit of {limit}", match .which { ScratchLimit::Bytes => "bytes", ScratchLimit::Files => "file-count" })]
+    ScratchFull {
+        /// Which limit was reached.
+        which: ScratchLimit,
+        /// Its value (bytes, or files and directories).
+        limit: u64,
+    },
     /// The code ran but its output is missing or not what it claims to be.
     #[error("invalid output: {check}: {detail}")]
     InvalidOutput {
@@ -234,6 +243,7 @@ impl JobFailure {
             JobFailure::WorkerCrashed { .. } => "crashed",
             JobFailure::PythonError(_) => "python_error",
             JobFailure::InvalidOutput { .. } => "invalid_output",
+            JobFailure::ScratchFull { .. } => "scratch_full",
         }
     }
 
@@ -275,6 +285,13 @@ impl JobFailure {
                         "\nInput files are listed by listdir(); open them through srcpath('name').",
                     );
                 }
+            }
+            JobFailure::ScratchFull { which, limit } => {
+                let _ = match which {
+                    ScratchLimit::Bytes => write!(s, "The code wrote more than {} MiB of files in total and its writes were stopped.", limit >> 20),
+                    ScratchLimit::Files => write!(s, "The code created more than {limit} files and directories and its writes were stopped."),
+                };
+                s.push_str(" Write only the figure (plt.savefig(OUT)) and the few files you need; keep intermediate data in memory.");
             }
             JobFailure::InvalidOutput { check, detail } => {
                 let _ = write!(

@@ -256,6 +256,9 @@ pub struct DoneMsg {
     /// state guard); any entry retires the worker.
     #[serde(default)]
     pub state_changes: Vec<String>,
+    /// The scratch file system limit the job used up, if any.
+    #[serde(default)]
+    pub scratch_exhausted: Option<crate::sandbox::ScratchLimit>,
 }
 
 /// An exception raised by job code, reduced to what a model needs to fix it.

@@ -23,6 +23,9 @@ pub struct SlotDirs {
     pub tmp: PathBuf,
     /// The worker's private `HOME`.
     pub home: PathBuf,
+    /// Empty; the worker mounts its private scratch tmpfs here first (see
+    /// `sandbox::scratch`).
+    pub scratch: PathBuf,
 }
 
 impl SlotDirs {
@@ -34,8 +37,9 @@ impl SlotDirs {
             out: base.join("out"),
             tmp: base.join("tmp"),
             home: base.join("home"),
+            scratch: base.join("scratch"),
         };
-        for d in [&dirs.src, &dirs.out, &dirs.tmp, &dirs.home] {
+        for d in [&dirs.src, &dirs.out, &dirs.tmp, &dirs.home, &dirs.scratch] {
             fs::create_dir_all(d)?;
         }
         Ok(dirs)

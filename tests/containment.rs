@@ -170,6 +170,17 @@ imp = B.__import__
 HOME = os.environ['HOME']
 ";
 
+/// Gate-off code: the prelude, the attack, then (whatever the attack raised) a line on
+/// stdout naming the canaries present in `HOME`. HOME is on the worker's private
+/// scratch file system, which the host cannot see and the worker empties before it
+/// answers, so the job itself, holding the real `os`, looks.
+fn with_canary_report(attack: &str) -> String {
+    let body: String = attack.lines().map(|l| format!("    {l}\n")).collect();
+    format!(
+        "{GATE_OFF_PRELUDE}try:\n{body}    pass\nfinally:\n    print('CANARIES', sorted(n for n in os.listdir(HOME) if n.startswith('canary-')))\n"
+    )
+}
+
 /// The canary file names an attack would create in the worker's `HOME`: a directory
 /// the sandbox lets the worker write (so a process that escaped seccomp could really
 /// create them) and that the supervisor does not empty between jobs.
@@ -212,7 +223,7 @@ fn attacks() -> Vec<Attack> {
         memory_mib: None,
         watch_host_rss: false,
     };
-    use Layer::{Gate, Kernel, Runtime, Supervisor, Validation};
+    use Layer::{Gate, Kernel, Runtime, Supervisor};
     // The gate-off code of a "via a symlink" attack passes the audit hook, which judges
     // paths lexically (the link lives in tmp/), so the kernel sees the real target.
     vec![
@@ -507,11 +518,11 @@ fn attacks() -> Vec<Attack> {
                 "100,000 files in out/",
                 (
                     "one = np.ones(1)\nfor i in range(100000):\n    np.save(OUT.replace('.png', f'_{i}.npy'), one)\nprint('files', i + 1)\nplt.plot([1]); plt.savefig(OUT)",
-                    Validation,
+                    Kernel,
                 ),
                 (
                     "d = os.path.dirname(OUT)\nfor i in range(100000):\n    fd = os.open(d + '/x%06d.bin' % i, os.O_CREAT | os.O_WRONLY, 0o600)\n    os.write(fd, b'x')\n    os.close(fd)\nprint('files', len(os.listdir(d)))\nplt.plot([1]); plt.savefig(OUT)",
-                    Validation,
+                    Kernel,
                 ),
             )
         },
@@ -583,6 +594,10 @@ fn classify(o: &Outcome) -> Verdict {
         Some(JobFailure::InvalidOutput { check, .. }) => {
             verdict(Layer::Validation, format!("InvalidOutput ({check})"))
         }
+        Some(JobFailure::ScratchFull { which, .. }) => verdict(
+            Layer::Kernel,
+            format!("scratch tmpfs full ({which:?}) → ScratchFull"),
+        ),
     }
 }
 
@@ -740,8 +755,9 @@ fn file_capped(o: &Outcome) -> Option<Verdict> {
     )
 }
 
-/// A flood of output files: every file must really have been created (the job prints
-/// how many), and then either the job fails validation or its artifacts are capped.
+/// A flood of output files: the scratch file system stops it at its file limit
+/// (`ScratchFull`, classified as the kernel layer); were every file really created (the
+/// job prints how many), the job must fail validation or have its artifacts capped.
 fn artifacts_capped(o: &Outcome) -> Option<Verdict> {
     if o.stdout.trim() != "files 100000" {
         return None;
@@ -820,7 +836,11 @@ fn canary_problems(ctx: &Ctx, home: &Path, o: &Outcome) -> Vec<String> {
         problems.push(format!("files written outside the pool: {outside:?}"));
     }
     for name in HOME_CANARIES {
-        if home.join(name).exists() {
+        let reported = o
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("CANARIES") && l.contains(&format!("'{name}'")));
+        if home.join(name).exists() || reported {
             problems.push(format!("canary {name} was created: a process ran"));
         }
     }
@@ -886,7 +906,7 @@ fn run_suite(ctx: &Ctx, attacks: &[Attack], gate_on: bool) -> Vec<Run> {
         let code = if gate_on {
             ctx.fill(side.code)
         } else {
-            format!("{GATE_OFF_PRELUDE}{}", ctx.fill(side.code))
+            with_canary_report(&ctx.fill(side.code))
         };
         let mut job = Job::new(code);
         if let Some(t) = attack.timeout {

@@ -86,6 +86,9 @@ fn layer(failure: &JobFailure) -> String {
         JobFailure::InvalidOutput { check, detail } => {
             format!("output validation (src/validate.rs): {check}: {detail}")
         }
+        JobFailure::ScratchFull { which, limit } => {
+            format!("scratch tmpfs (src/sandbox/scratch.rs): {which:?} limit {limit}")
+        }
         JobFailure::PythonError(e) => {
             let m = &e.message;
             let t = e.type_name.as_str();

@@ -1,7 +1,9 @@
 //! Kernel confinement a worker applies to itself after warm-up, before its first job.
 //!
-//! Four layers, applied by one ordered [`apply`]:
+//! Four layers, applied by one ordered [`apply`], after one preparation step:
 //!
+//! 0. **scratch** ([`scratch`]): the writable directories move onto one private tmpfs
+//!    whose size and inode count bound everything a job can write in total.
 //! 1. **rlimits** ([`rlimits`]): address space, file size, open files, processes; core
 //!    dumps always off. `SIGXFSZ` is set to `SIG_IGN` so a write past the file-size cap
 //!    fails with `EFBIG` instead of killing the worker (setrlimit(2)).
@@ -25,7 +27,10 @@
 
 pub mod landlock;
 pub mod rlimits;
+pub mod scratch;
 pub mod seccomp;
+
+pub use scratch::{ScratchLimit, ScratchSpec};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -66,6 +71,10 @@ pub struct SandboxSpec {
     /// knows the number); `None` denies recvmsg everywhere.
     #[serde(skip)]
     pub receive_fd: Option<i32>,
+    /// The private tmpfs for the writable directories (`None`: they stay on the host's
+    /// file system, bounded per file only).
+    #[serde(default)]
+    pub scratch: Option<ScratchSpec>,
 }
 
 impl SandboxSpec {
@@ -82,7 +91,14 @@ impl SandboxSpec {
             read_write,
             limits,
             receive_fd: None,
+            scratch: None,
         }
+    }
+
+    /// Puts the writable directories on a private tmpfs (see [`scratch`]).
+    pub fn with_scratch(mut self, scratch: ScratchSpec) -> Self {
+        self.scratch = Some(scratch);
+        self
     }
 
     /// Adds the system paths a plotting job legitimately touches, each only if it
@@ -157,6 +173,9 @@ pub struct Enforcement {
     pub seccomp: bool,
     /// The kernel's Landlock ABI version, `None` when Landlock is unavailable.
     pub landlock_abi: Option<i32>,
+    /// The writable directories are on the private, size- and inode-limited tmpfs.
+    #[serde(default)]
+    pub scratch: bool,
     /// Short lowercase notes on each degradation (empty when everything is enforced).
     pub degraded: Vec<String>,
 }
@@ -170,6 +189,7 @@ impl Enforcement {
             no_new_privs: false,
             seccomp: false,
             landlock_abi: None,
+            scratch: false,
             degraded: vec!["sandbox off".to_owned()],
         }
     }
@@ -290,6 +310,9 @@ pub enum SandboxError {
     /// Building or enforcing the Landlock ruleset failed.
     #[error("landlock ruleset failed")]
     Landlock(#[from] ::landlock::RulesetError),
+    /// The private scratch file system could not be mounted.
+    #[error("scratch file system: {0}")]
+    Scratch(#[source] std::io::Error),
     /// `PR_SET_NO_NEW_PRIVS` failed.
     #[error("no_new_privs failed")]
     NoNewPrivs(#[source] std::io::Error),
@@ -333,6 +356,19 @@ pub fn apply(spec: &SandboxSpec) -> Result<Enforcement, SandboxError> {
     if require && !support.require_ok {
         return Err(first_missing(&support));
     }
+    // The scratch mounts come first: Landlock's rules below must open the new mounts,
+    // not the directories they cover, and seccomp later denies mount(2).
+    let scratch = match &spec.scratch {
+        Some(s) => match scratch::mount(s) {
+            Ok(()) => true,
+            Err(e) if require => return Err(SandboxError::Scratch(e)),
+            Err(e) => {
+                degraded.push(format!("scratch limits off: {e}"));
+                false
+            }
+        },
+        None => false,
+    };
     // Opens every rule path (O_PATH) and creates the ruleset fd; does not restrict yet.
     let ruleset = landlock::prepare(spec, require)?;
     // Compiles the BPF programs with this process's pid baked into the signal rules.
@@ -401,6 +437,7 @@ pub fn apply(spec: &SandboxSpec) -> Result<Enforcement, SandboxError> {
         no_new_privs,
         seccomp: seccomp_on,
         landlock_abi: support.landlock_abi,
+        scratch,
         degraded,
     })
 }

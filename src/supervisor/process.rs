@@ -551,4 +551,10 @@ pub(crate) fn sandbox_spec(config: &Config, dirs: &SlotDirs, mpl_config: &Path) 
         },
     )
     .with_system_defaults()
+    .with_scratch(crate::sandbox::ScratchSpec {
+        root: dirs.scratch.clone(),
+        dirs: vec![dirs.out.clone(), dirs.tmp.clone(), dirs.home.clone()],
+        bytes: config.scratch_bytes,
+        files: config.scratch_files,
+    })
 }

@@ -18,6 +18,7 @@ use crate::outcome::{
     WorkerInfo, STDERR_TAIL_CHARS,
 };
 use crate::protocol::{self, HostMsg, RunMsg, WorkerMsg};
+use crate::sandbox::ScratchLimit;
 use crate::supervisor::process::{describe_exit, RecvError, WorkerProcess};
 use crate::validate::{self, NotBlank, ValidationContext, Validator};
 use crate::workspace::{self, SlotDirs};
@@ -314,6 +315,18 @@ impl Slot {
                     STDERR_TAIL_CHARS,
                 );
                 match done.error {
+                    // Writes failed at the scratch limit: that is the job's failure,
+                    // whatever it made of the error.
+                    _ if done.scratch_exhausted.is_some() => {
+                        let which = done.scratch_exhausted.expect("checked");
+                        Err(JobFailure::ScratchFull {
+                            which,
+                            limit: match which {
+                                ScratchLimit::Bytes => self.config.scratch_bytes,
+                                ScratchLimit::Files => self.config.scratch_files,
+                            },
+                        })
+                    }
                     Some(e) if e.type_name == "MemoryError" => {
                         // The heap may be fragmented or half-full: start clean.
                         lost(slot_worker);

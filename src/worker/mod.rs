@@ -171,16 +171,38 @@ fn serve(
         render_once: render_once.on,
         render_once_off: render_once.off_because,
     };
+    // The scratch mounts now cover tmp/: the working directory must be the mount, not
+    // the directory beneath it.
+    if let Err(e) = std::env::set_current_dir(&init.dirs.tmp) {
+        return init_failed(output, InitStage::Sandbox, format!("chdir to tmp: {e}"));
+    }
+    let scratch = ready.sandbox.scratch;
     protocol::send(output, &WorkerMsg::Ready(ready))?;
 
     let out_dir = Path::new(&init.dirs.out).to_path_buf();
+    let writable = [
+        out_dir.clone(),
+        Path::new(&init.dirs.tmp).to_path_buf(),
+        Path::new(&init.dirs.home).to_path_buf(),
+    ];
     loop {
         match protocol::recv::<HostMsg>(input)? {
             Some(HostMsg::Run(run)) => {
                 // The run frame brought one descriptor per array (closed if not).
                 let fds = input.get_mut().take_fds(run.arrays.len());
                 let (done, figures) = Python::attach(|py| run_job(py, &prelude, &run, fds));
-                let (done, blobs) = collect_artifacts(done, figures, &out_dir, &run);
+                let (mut done, blobs) = collect_artifacts(done, figures, &out_dir, &run);
+                if scratch {
+                    done.scratch_exhausted = crate::sandbox::scratch::exhausted(&out_dir);
+                }
+                // What the job wrote must not reach the next one (and the host never
+                // sees the scratch file system to empty it).
+                for dir in &writable {
+                    if let Err(e) = crate::workspace::clear_dir(dir) {
+                        let failure = format!("emptying {}: {e}", dir.display());
+                        done.housekeeping_failures.push(failure);
+                    }
+                }
                 protocol::send(output, &WorkerMsg::Done(Box::new(done)))?;
                 for blob in blobs {
                     protocol::write_frame(output, &blob)?;
@@ -323,6 +345,7 @@ fn run_job(
         artifacts_refused: Vec::new(),
         housekeeping_failures: Vec::new(),
         state_changes: Vec::new(),
+        scratch_exhausted: None,
     };
     let mut figures = Vec::new();
     let arrays = match array_fds {
