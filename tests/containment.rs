@@ -905,8 +905,10 @@ fn run_suite(ctx: &Ctx, attacks: &[Attack], gate_on: bool) -> Vec<Run> {
         }
         let code = if gate_on {
             ctx.fill(side.code)
-        } else {
+        } else if side.code.contains("canary-") {
             with_canary_report(&ctx.fill(side.code))
+        } else {
+            format!("{GATE_OFF_PRELUDE}{}", ctx.fill(side.code))
         };
         let mut job = Job::new(code);
         if let Some(t) = attack.timeout {

@@ -414,6 +414,7 @@ fn report(
             "record": record,
             "gate": if outcome.gate_enabled { "on" } else { "off" },
             "worker": outcome.worker.as_ref().map(|w| json!({"slot": w.slot, "pid": w.pid, "sandbox": w.sandbox})),
+            "retired": outcome.retired,
             "timings_ms": {"queue": ms(t.queue), "gate": ms(t.gate), "stage": ms(t.stage), "exec": ms(t.exec), "validate": ms(t.validate), "total": ms(t.total), "pool_warmup": ms(warmup)},
         });
         println!("{value}");
