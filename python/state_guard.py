@@ -3,8 +3,8 @@ outside a job's own globals, snapshotted at warm-up and checked after every job.
 
 A job can register something in a library registry (a colormap, a scale, a unit
 converter, a font, a pandas accessor), edit a module-level table (`mcolors.CSS4_COLORS`,
-`plt.style.library`, `pd.options`), patch a library class (`type(fig).savefig = f`) or
-fill a cache. The next job on the same worker would see it: a channel between tenants,
+`plt.style.library`, `pd.options`) or patch a library class (`type(fig).savefig = f`).
+The next job on the same worker would see it: a channel between tenants,
 or a silently wrong figure. This module closes that by mechanism, not per registry:
 
 - At warm-up, `snapshot()` records, *by identity* (never `==`: a job's objects may not
@@ -17,15 +17,16 @@ or a silently wrong figure. This module closes that by mechanism, not per regist
   exactly (the same objects put back) and compared again; what still differs, and any
   module newly imported by the job that holds state of its own, is reported: the
   supervisor then retires the worker (a fork from the zygote, ~10 ms).
-- `functools` caches that grew are cleared (their results are recomputed on demand),
-  except the reviewed `KEPT_CACHES`.
+- `functools` caches are not guarded. Clearing the ones a job grew was tried and broke
+  font rendering in sandboxed workers (matplotlib keeps objects from several caches
+  alive together); a cache can carry state only through a cached mutable value that a
+  job reaches and changes, which `Isolation::Fresh` rules out.
 - Context variables (numpy's error state and print options, decimal contexts) need no
   check: each job runs in a copy of the warm-up context (see prelude.run_job).
 
 `check()` never raises: anything unexpected is itself a reported change.
 """
 
-import functools
 import sys
 import types
 
@@ -154,20 +155,8 @@ GUARDED_CLASSES = [
     'pandas.DatetimeIndex', 'pandas.plotting.PlotAccessor',
 ]
 
-# Caches that are *not* cleared when they grow, and why: clearing them would cost every
-# later job a cold lookup, and what they hand out cannot carry one job's state to another.
-KEPT_CACHES = {
-    'matplotlib.font_manager.FontManager._findfont_cached': 'returns a font file path (a str)',
-    'matplotlib.font_manager._cached_realpath': 'returns a path (a str)',
-    'matplotlib.font_manager._get_font': 'FT2Font objects; matplotlib clears and sizes one before every use',
-    'matplotlib.text._rotate': 'private: its cached Affine2D objects never reach job code',
-    'matplotlib._fontconfig_pattern.parse_fontconfig_pattern':
-        'FontProperties only reads the dict it returns',
-}
-
 _CONTAINERS = []        # [(label, container, snapshot)] in sweep order
-_CLASSES = []           # [(label, class, {name: value})]
-_CACHES = []            # [(label, cache wrapper, warm size)]
+_CLASSES = []           # [(label, class, ({name: value}, identities))]
 _CUSTOM = []            # [(label, same, restore, saved)]
 _MODULES = frozenset()  # names in sys.modules after warm-up
 _ALLOWED = None         # callable(module name) -> bool, from the prelude
@@ -285,31 +274,10 @@ def _sweep(allowed, skip):
     return list(found.values())
 
 
-def _caches(allowed):
-    found = []
-    for name, module in list(sys.modules.items()):
-        if module is None or not allowed(name.partition('.')[0]):
-            continue
-        for attr, value in list(vars(module).items()):
-            if isinstance(value, functools._lru_cache_wrapper):
-                found.append((f'{name}.{attr}', value))
-            elif isinstance(value, type) and getattr(value, '__module__', None) == name:
-                for k, v in list(vars(value).items()):
-                    v = getattr(v, '__func__', v)
-                    if isinstance(v, functools._lru_cache_wrapper):
-                        found.append((f'{name}.{attr}.{k}', v))
-    seen, unique = set(), []
-    for label, cache in found:
-        if id(cache) not in seen and label not in KEPT_CACHES:
-            seen.add(id(cache))
-            unique.append((label, cache, cache.cache_info().currsize))
-    return unique
-
-
 def snapshot(allowed, skip=()):
     """Records the warm state. `allowed(name)`: whether a module name is allowlisted;
     `skip`: containers restored by the prelude's own reset (rcParams)."""
-    global _CONTAINERS, _CLASSES, _CACHES, _CUSTOM, _MODULES, _ALLOWED
+    global _CONTAINERS, _CLASSES, _CUSTOM, _MODULES, _ALLOWED
     _ALLOWED = allowed
     skip = {id(x) for x in skip}
     _CONTAINERS = [(label, obj, _record(obj)) for label, obj in _sweep(allowed, skip)]
@@ -318,13 +286,12 @@ def snapshot(allowed, skip=()):
         cls = _resolve(path)
         if isinstance(cls, type):
             _CLASSES.append((path, cls, (dict(vars(cls)), _class_identities(cls))))
-    _CACHES = _caches(allowed)
     _CUSTOM = []
     for label, take, same, restore in CUSTOM:
         if label != 'csv dialects' or 'csv' in sys.modules:
             _CUSTOM.append((label, same, restore, take()))
     _MODULES = frozenset(sys.modules)
-    return {'containers': len(_CONTAINERS), 'classes': len(_CLASSES), 'caches': len(_CACHES)}
+    return {'containers': len(_CONTAINERS), 'classes': len(_CLASSES), 'custom': len(_CUSTOM)}
 
 
 def _class_same(cls, saved):
@@ -388,9 +355,6 @@ def _check():
             restore(saved)
             if not same(saved):
                 problems.append(f'{label} changed and could not be restored')
-    for label, cache, size in _CACHES:
-        if cache.cache_info().currsize != size:
-            cache.cache_clear()
     if len(sys.modules) != len(_MODULES):
         problems.extend(_new_module_state())
     return problems
@@ -417,11 +381,9 @@ def _new_module_state():
 
 
 def registries():
-    """The guarded state, for tests and `pyward doctor`: labels of containers, classes
-    and cleared caches."""
+    """The guarded state, for tests: labels of containers, classes and C registries."""
     return {
         'containers': [label for label, _, _ in _CONTAINERS],
         'classes': [label for label, _, _ in _CLASSES],
-        'caches': [label for label, _, _ in _CACHES],
-        'kept_caches': sorted(KEPT_CACHES),
+        'custom': [label for label, _, _, _ in _CUSTOM],
     }
