@@ -79,16 +79,13 @@ def _gives_capability(value):
         return True
     if not callable(value) or id(value) in _CAPABILITY_EXEMPT:
         return False
-    top = _module_top(value)
-    return top is not None and top != 'builtins' and top in _RULES['capability_modules']
+    return _module_top(value) in _RULES['capability_modules']
 
 
 def _collect_capability_ids(exempt_names):
     """(refused, exempt) identities: the banned builtins and every public class and
     function the capability modules loaded at warm-up define (caught even where their
-    `__module__` says something else); and the reviewed harmless ones (`io.StringIO`).
-    The builtins module is left to the banned-builtins list: `str` and `int` are no
-    capability."""
+    `__module__` says something else); and the reviewed harmless ones (`io.StringIO`)."""
     exempt = set()
     for qualified in exempt_names:
         module, _, attr = qualified.rpartition('.')
@@ -96,14 +93,13 @@ def _collect_capability_ids(exempt_names):
         if value is not None:
             exempt.add(id(value))
     ids = {id(builtins.__dict__[n]) for n in _RULES['banned_builtins'] if n in builtins.__dict__}
+    capability = _RULES['capability_modules']
     for name, module in list(sys.modules.items()):
-        top = name.partition('.')[0].lstrip('_')
-        if module is None or top == 'builtins' or top not in _RULES['capability_modules']:
+        if module is None or name.partition('.')[0].lstrip('_') not in capability:
             continue
         for attr, value in list(vars(module).items()):
-            if not attr.startswith('_') and callable(value) and id(value) not in exempt and \
-                    _module_top(value) not in (None, 'builtins') and \
-                    _module_top(value) in _RULES['capability_modules']:
+            if not attr.startswith('_') and callable(value) and id(value) not in exempt \
+                    and _module_top(value) in capability:
                 ids.add(id(value))
     return frozenset(ids), frozenset(exempt)
 
@@ -344,14 +340,18 @@ def _install_memory_savefig():
 def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_render_once=None,
             state_guard=None):
     """Imports the scientific stack, renders one figure, freezes the warm state."""
-    global _RULES, _SRC, _OUT, _TMP, _SRC_REAL, _OUT_REAL, _TMP_REAL, _JOB_BUILTINS, _INJECTED, _SAVED_RC, _SAVED_WARNINGS
+    global _RULES, _SRC, _OUT, _TMP, _SRC_REAL, _OUT_REAL, _TMP_REAL, _JOB_BUILTINS, _INJECTED, _SAVED_WARNINGS
+    global _CAPABILITY_IDS, _CAPABILITY_EXEMPT, _STATE_GUARD, _WARM_CONTEXT, _WARM_DECIMAL
     _RULES = {
         'allowed_modules': frozenset(rules['allowed_modules']),
         'denied_modules': tuple(rules['denied_modules']),
         'module_members': {m: frozenset(names) for m, names in rules['module_members'].items()},
         'banned_attributes': frozenset(rules['banned_attributes']),
         'banned_builtins': frozenset(rules['banned_builtins']),
-        'capability_modules': frozenset(m.lstrip('_') for m in rules['capability_modules']),
+        # Builtins are refused by name (banned_builtins), never wholesale: `str` and
+        # `int` are no capability.
+        'capability_modules': frozenset(m.lstrip('_') for m in rules['capability_modules'])
+        - {'builtins'},
     }
     _SRC, _OUT, _TMP = src, out, tmp
     _SRC_REAL = os.path.realpath(src)
@@ -405,19 +405,16 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     curated['open'] = _guarded_open
     _JOB_BUILTINS = curated
 
-    global _CAPABILITY_IDS, _CAPABILITY_EXEMPT
     _CAPABILITY_IDS, _CAPABILITY_EXEMPT = _collect_capability_ids(rules['capability_exempt'])
     _INJECTED = {name: _proxy(mod) for name, mod in injected.items()}
     _INJECTED.update(loadmat=loadmat, srcpath=srcpath, listdir=listdir, walkfiles=walkfiles)
 
-    global _STATE_GUARD, _WARM_CONTEXT
     if state_guard is not None:
         state_guard.snapshot(_module_allowed, skip=[matplotlib.rcParams])
         _STATE_GUARD = state_guard
     # Every job runs in a copy of this context: what it sets in a context variable
     # (numpy's error state and print options, a decimal context) dies with the copy.
     _WARM_CONTEXT = contextvars.copy_context()
-    global _WARM_DECIMAL
     if 'decimal' in sys.modules:
         _WARM_DECIMAL = sys.modules['decimal'].getcontext().copy()
 
@@ -618,7 +615,7 @@ def _restore_cwd():
     os.chdir(_TMP)
 
 
-# Run in this order after every job; extended by the state guard (see state_guard.py).
+# Run in this order after every job; the state guard's check follows (see run_job).
 _HOUSEKEEPING = [
     ('collect garbage', _collect_garbage),
     ('close figures', _close_figures),

@@ -114,7 +114,8 @@ def discover_registrars(allowed):
     return sorted(found)
 
 
-# Registries kept in C, snapshotted through their public API: (label, snapshot, restore).
+# Registries kept in C, snapshotted through their public API, when their module is
+# loaded: (label, module, snapshot, same, restore).
 def _csv_snapshot():
     import csv
     return {n: csv.get_dialect(n) for n in csv.list_dialects()}
@@ -136,7 +137,7 @@ def _csv_same(saved):
     return len(names) == len(saved) and all(csv.get_dialect(n) is saved.get(n) for n in names)
 
 
-CUSTOM = [('csv dialects', _csv_snapshot, _csv_same, _csv_restore)]
+CUSTOM = [('csv dialects', 'csv', _csv_snapshot, _csv_same, _csv_restore)]
 
 # Library classes whose namespaces are checked (attribute set by identity): patching one
 # changes every later figure or table. Registering a pandas accessor adds an attribute here.
@@ -287,11 +288,10 @@ def snapshot(allowed, skip=()):
         if isinstance(cls, type):
             _CLASSES.append((path, cls, (dict(vars(cls)), _class_identities(cls))))
     _CUSTOM = []
-    for label, take, same, restore in CUSTOM:
-        if label != 'csv dialects' or 'csv' in sys.modules:
+    for label, module, take, same, restore in CUSTOM:
+        if module in sys.modules:
             _CUSTOM.append((label, same, restore, take()))
     _MODULES = frozenset(sys.modules)
-    return {'containers': len(_CONTAINERS), 'classes': len(_CLASSES), 'custom': len(_CUSTOM)}
 
 
 def _class_same(cls, saved):

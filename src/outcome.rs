@@ -315,6 +315,15 @@ impl JobFailure {
     }
 }
 
+/// Keeps the first `max` characters of `text`, marking a cut with `...`.
+pub(crate) fn head_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        text.chars().take(max).chain("...".chars()).collect()
+    }
+}
+
 /// Keeps the last `max` characters of `text`, on a character boundary.
 pub(crate) fn tail_chars(text: &str, max: usize) -> String {
     let count = text.chars().count();

@@ -14,8 +14,8 @@ use super::zygote::ZygoteCell;
 use crate::config::{Config, Isolation};
 use crate::error::{Error, Result};
 use crate::outcome::{
-    tail_chars, Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement, Timings,
-    WorkerInfo, STDERR_TAIL_CHARS,
+    head_chars, tail_chars, Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement,
+    Timings, WorkerInfo, STDERR_TAIL_CHARS,
 };
 use crate::protocol::{self, HostMsg, RunMsg, WorkerMsg};
 use crate::sandbox::ScratchLimit;
@@ -411,15 +411,7 @@ fn retirement(done: &protocol::DoneMsg) -> Option<Retirement> {
     } else {
         return None;
     };
-    let mut detail = items.join("; ");
-    if detail.len() > 1000 {
-        let cut = (0..=1000)
-            .rev()
-            .find(|&i| detail.is_char_boundary(i))
-            .unwrap_or(0);
-        detail.truncate(cut);
-        detail.push_str("...");
-    }
+    let detail = head_chars(&items.join("; "), 1000);
     Some(Retirement { reason, detail })
 }
 

@@ -304,13 +304,7 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        s.chars().take(max).chain("...".chars()).collect()
-    }
-}
+use crate::outcome::head_chars as truncate;
 
 #[cfg(test)]
 mod tests {
