@@ -640,8 +640,11 @@ def _housekeeping():
     return failures
 
 
-def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=None):
-    """Runs one job; never raises (job exceptions, SystemExit included, are described)."""
+def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=None,
+            next_job=True):
+    """Runs one job; never raises (job exceptions, SystemExit included, are described).
+    `next_job` false: this worker is killed after the job, so the state guard's check,
+    which only protects a next job, is skipped."""
     global _FIGURES
     import numpy
     random.seed(seed)
@@ -680,7 +683,7 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         except BaseException:
             pass
         leftovers = _housekeeping()
-        changes = _STATE_GUARD.check() if _STATE_GUARD is not None else []
+        changes = _STATE_GUARD.check() if next_job and _STATE_GUARD is not None else []
     finally:
         sys.stdout, sys.stderr = saved_streams
         _FIGURES = None

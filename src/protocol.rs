@@ -87,6 +87,10 @@ pub struct InitMsg {
     /// `ExecutorBuilder::warm_up_code_for_testing`).
     #[serde(default)]
     pub warm_up_code: Option<String>,
+    /// The worker serves one job and is killed (`Isolation::Fresh`): it skips the
+    /// between-job work (state guard, emptying its scratch) that only a next job needs.
+    #[serde(default)]
+    pub single_job: bool,
 }
 
 /// Requests from the supervisor to a zygote, one frame each on its control socket.

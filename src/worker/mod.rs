@@ -190,17 +190,21 @@ fn serve(
             Some(HostMsg::Run(run)) => {
                 // The run frame brought one descriptor per array (closed if not).
                 let fds = input.get_mut().take_fds(run.arrays.len());
-                let (done, figures) = Python::attach(|py| run_job(py, &prelude, &run, fds));
+                let (done, figures) =
+                    Python::attach(|py| run_job(py, &prelude, &run, fds, !init.single_job));
                 let (mut done, blobs) = collect_artifacts(done, figures, &out_dir, &run);
                 if scratch {
                     done.scratch_exhausted = crate::sandbox::scratch::exhausted(&out_dir);
                 }
                 // What the job wrote must not reach the next one (and the host never
-                // sees the scratch file system to empty it).
-                for dir in &writable {
-                    if let Err(e) = crate::workspace::clear_dir(dir) {
-                        let failure = format!("emptying {}: {e}", dir.display());
-                        done.housekeeping_failures.push(failure);
+                // sees the scratch file system to empty it). A single-job worker dies
+                // with its scratch.
+                if !init.single_job {
+                    for dir in &writable {
+                        if let Err(e) = crate::workspace::clear_dir(dir) {
+                            let failure = format!("emptying {}: {e}", dir.display());
+                            done.housekeeping_failures.push(failure);
+                        }
                     }
                 }
                 protocol::send(output, &WorkerMsg::Done(Box::new(done)))?;
@@ -333,6 +337,7 @@ fn run_job(
     prelude: &Py<PyModule>,
     run: &RunMsg,
     array_fds: Option<Vec<std::os::fd::OwnedFd>>,
+    next_job: bool,
 ) -> (DoneMsg, MemoryFigures) {
     let mut done = DoneMsg {
         job_id: run.job_id,
@@ -364,6 +369,7 @@ fn run_job(
                 run.stdout_cap,
                 run.figures_in_memory,
                 arrays,
+                next_job,
             ),
         )
     });
