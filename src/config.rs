@@ -16,6 +16,7 @@ const DEFAULT_SANDBOX: SandboxMode = SandboxMode::BestEffort;
 
 /// What `run` does when the queue is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Backpressure {
     /// Block the caller until a slot frees up (default).
     Wait,
@@ -25,6 +26,7 @@ pub enum Backpressure {
 
 /// Whether a worker process serves many jobs or exactly one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Isolation {
     /// A worker serves jobs one after another (up to
     /// [`ExecutorBuilder::max_jobs_per_worker`]). Between jobs the prelude resets what a

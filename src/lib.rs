@@ -9,7 +9,9 @@
 //! ## A tour of the types
 //!
 //! - [`Executor`] — a pool of pre-warmed worker processes, built by
-//!   [`Executor::builder`] ([`ExecutorBuilder`]); `Send + Sync`, share it by reference.
+//!   [`Executor::builder`] ([`ExecutorBuilder`]); a cheap `Clone` handle, every clone
+//!   sharing one pool. [`Executor::run`] blocks; [`Executor::run_async`] returns a
+//!   [`JobFuture`] for any async runtime, which cancels its job when dropped.
 //! - [`Job`] — code, input files (a directory or in-memory bytes), numeric arrays in
 //!   shared memory ([`Job::with_array`], [`SharedArray`]), per-job limits.
 //! - [`Isolation`] — whether a worker serves many jobs (`Reuse`) or each job gets a
@@ -17,7 +19,8 @@
 //! - [`Outcome`] — `result: Result<Vec<Artifact>, JobFailure>` plus stdout, timings,
 //!   the worker that ran it and the RNG seed it was given.
 //! - [`JobFailure`] — the job's own failure: `Rejected`, `BadInput`, `Timeout`,
-//!   `MemoryExceeded`, `WorkerCrashed`, `PythonError`, `InvalidOutput`.
+//!   `MemoryExceeded`, `WorkerCrashed`, `PythonError`, `ScratchFull`, `InvalidOutput`,
+//!   `Cancelled`.
 //! - [`Error`] — the executor's own failure: queue full, spawn, protocol, sandbox.
 //! - [`gate`] — the static policy engine every job passes first.
 //!
@@ -90,4 +93,4 @@ pub use outcome::{
 };
 pub use protocol::PythonEnv;
 pub use repair::{Attempt, Feedback, Repaired};
-pub use supervisor::{Executor, PoolWarmup};
+pub use supervisor::{CancelHandle, Executor, JobFuture, PoolWarmup};

@@ -15,6 +15,7 @@ pub const STDERR_TAIL_CHARS: usize = 1500;
 /// The result of one job: its artifacts or its failure, plus what it printed, how long
 /// each step took, which worker ran it and the seed it was given.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Outcome {
     /// Artifacts on success, the job's own failure otherwise.
     pub result: Result<Vec<Artifact>, JobFailure>,
@@ -39,6 +40,26 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome of a job that never reached a worker (refused by the gate, or
+    /// cancelled while queued).
+    pub(crate) fn not_run(
+        failure: JobFailure,
+        timings: Timings,
+        seed: u64,
+        gate_enabled: bool,
+    ) -> Outcome {
+        Outcome {
+            result: Err(failure),
+            stdout: String::new(),
+            stdout_dropped: 0,
+            timings,
+            worker: None,
+            seed,
+            gate_enabled,
+            retired: None,
+        }
+    }
+
     /// `true` when the job produced valid artifacts.
     pub fn is_success(&self) -> bool {
         self.result.is_ok()
@@ -72,6 +93,7 @@ impl Outcome {
 
 /// Why a worker was retired after a job (see [`Outcome::retired`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Retirement {
     /// The kind of reason.
     pub reason: RetireReason,
@@ -111,6 +133,7 @@ impl RetireReason {
 
 /// One file the job produced.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Artifact {
     /// File name inside the job's output directory.
     pub name: String,
@@ -123,6 +146,7 @@ pub struct Artifact {
 
 /// Which worker ran a job.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[non_exhaustive]
 pub struct WorkerInfo {
     /// Pool slot, `0..workers`.
     pub slot: usize,
@@ -140,6 +164,7 @@ pub struct WorkerInfo {
 
 /// Time spent in each step of one job.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[non_exhaustive]
 pub struct Timings {
     /// From `run` being called to a worker taking the job.
     pub queue: Duration,
@@ -158,6 +183,7 @@ pub struct Timings {
 /// A job's own failure. Every variant has a [`feedback`](JobFailure::feedback) text.
 #[derive(thiserror::Error, Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "status", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum JobFailure {
     /// The static gate refused the code; nothing ran.
     #[error("rejected by the gate ({} violation(s))", violations.len())]
@@ -202,6 +228,11 @@ pub enum JobFailure {
         /// Its value (bytes, or files and directories).
         limit: u64,
     },
+    /// The caller cancelled the job (dropped its [`JobFuture`](crate::JobFuture) or
+    /// used a [`CancelHandle`](crate::CancelHandle)) before it finished. A job that was
+    /// running had its worker killed.
+    #[error("cancelled by the caller")]
+    Cancelled,
     /// The code ran but its output is missing or not what it claims to be.
     #[error("invalid output: {check}: {detail}")]
     InvalidOutput {
@@ -214,6 +245,7 @@ pub enum JobFailure {
 
 /// A Python exception raised by job code, reduced to what a model needs.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PythonError {
     /// Exception type, e.g. `KeyError`.
     pub type_name: String,
@@ -244,6 +276,7 @@ impl JobFailure {
             JobFailure::PythonError(_) => "python_error",
             JobFailure::InvalidOutput { .. } => "invalid_output",
             JobFailure::ScratchFull { .. } => "scratch_full",
+            JobFailure::Cancelled => "cancelled",
         }
     }
 
@@ -293,6 +326,9 @@ impl JobFailure {
                 };
                 s.push_str(" Write only the figure (plt.savefig(OUT)) and the few files you need; keep intermediate data in memory.");
             }
+            JobFailure::Cancelled => {
+                s.push_str("The job was cancelled by its caller before it finished; the code itself may be fine. Run it again if its result is still needed.");
+            }
             JobFailure::InvalidOutput { check, detail } => {
                 let _ = write!(
                     s,
@@ -307,7 +343,7 @@ impl JobFailure {
                 });
             }
         }
-        if !matches!(self, JobFailure::Rejected { .. }) {
+        if !matches!(self, JobFailure::Rejected { .. } | JobFailure::Cancelled) {
             s.push('\n');
             s.push_str(HOW_TO);
         }

@@ -31,6 +31,7 @@ pub const RECORD_VERSION: u32 = 1;
 
 /// The contents of `record.json`.
 #[derive(Serialize, Deserialize, Debug, Clone)]
+#[non_exhaustive]
 pub struct RunRecord {
     /// [`RECORD_VERSION`] at writing time.
     pub version: u32,
@@ -97,6 +98,7 @@ pub struct ArrayRecord {
 /// Where an input's bytes come from on replay.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum InputOrigin {
     /// A file of a caller's input directory (absolute path of the directory).
     Dir {
@@ -109,6 +111,7 @@ pub enum InputOrigin {
 
 /// One attempt of the run.
 #[derive(Serialize, Deserialize, Debug, Clone)]
+#[non_exhaustive]
 pub struct AttemptRecord {
     /// The code, as sent (lossy UTF-8 if it was not valid UTF-8).
     pub code: String,
@@ -122,6 +125,7 @@ pub struct AttemptRecord {
 
 /// One artifact of an attempt.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ArtifactRecord {
     /// File name.
     pub name: String,
@@ -280,6 +284,7 @@ pub fn load(run_dir: &Path) -> io::Result<RunRecord> {
 
 /// Why a recorded run cannot be replayed.
 #[derive(thiserror::Error, Debug)]
+#[non_exhaustive]
 pub enum ReplayError {
     /// The record is missing or malformed.
     #[error("cannot read the record: {0}")]

@@ -34,6 +34,7 @@ pub struct Attempt {
 
 /// Every attempt of a repair loop, in order; the last one is the answer.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Repaired {
     /// The attempts, at least one.
     pub attempts: Vec<Attempt>,

@@ -66,6 +66,7 @@ impl SlotDirs {
 
 /// Why a job's inputs could not be staged.
 #[derive(thiserror::Error, Debug)]
+#[non_exhaustive]
 pub enum StageError {
     /// A source directory or file does not exist or cannot be read.
     #[error("input {path:?}: {source}")]

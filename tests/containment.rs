@@ -598,6 +598,8 @@ fn classify(o: &Outcome) -> Verdict {
             Layer::Kernel,
             format!("scratch tmpfs full ({which:?}) → ScratchFull"),
         ),
+        // No attack here is cancelled; a failure kind added later is not a stop.
+        Some(other) => verdict(Layer::NotStopped, format!("unclassified: {other}")),
     }
 }
 

@@ -121,6 +121,8 @@ fn layer(failure: &JobFailure) -> String {
             };
             format!("{what}: {t}: {m}")
         }
+        // Cancelled (no corpus job is cancelled) and failures added later.
+        other => format!("{}: {other}", other.status()),
     }
 }
 

@@ -644,6 +644,7 @@ pub(crate) enum ModuleAccess {
 
 /// Errors while loading a policy.
 #[derive(thiserror::Error, Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum PolicyError {
     /// The TOML text did not parse or did not match the policy's shape.
     #[error("policy toml: {0}")]

@@ -14,6 +14,7 @@ pub(crate) const MAX_QUOTED_CHARS: usize = 80;
 /// rename never, add freely.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Rule {
     /// The source does not parse (position and the parser's message).
     Syntax,
@@ -91,6 +92,7 @@ impl Rule {
 
 /// One refused construct.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Violation {
     /// Which rule.
     pub rule: Rule,
@@ -108,6 +110,7 @@ pub struct Violation {
 
 /// The gate's answer for source that parsed (or failed to parse: a `Syntax` violation).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[non_exhaustive]
 pub struct Verdict {
     /// Every violation found, in source order.
     pub violations: Vec<Violation>,
@@ -116,6 +119,7 @@ pub struct Verdict {
 /// Source refused before parsing: it could harm the host or is not text.
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "reason")]
+#[non_exhaustive]
 pub enum BadInput {
     /// Not valid UTF-8 at this byte offset.
     #[error("bad input: not utf-8 at byte {offset}")]

@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 /// How strictly [`apply`] treats a layer the kernel cannot enforce.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum SandboxMode {
     /// Every layer must be fully enforced, or [`apply`] returns an error. The
     /// production default. Needs Landlock ABI >= 6 (Linux 6.12) and seccomp filters.
@@ -162,6 +163,7 @@ pub struct Rlimits {
 
 /// What [`apply`] really enforced. Goes into every job outcome and `pyward doctor`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Enforcement {
     /// Every requested rlimit (and `RLIMIT_CORE` = 0) is set.
     pub rlimits: bool,
@@ -206,6 +208,7 @@ impl Enforcement {
 /// Landlock enforcement, as `landlock::RulesetStatus` reports it.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum LandlockStatus {
     /// Every requested access right, network right and scope is enforced.
     FullyEnforced,
@@ -217,6 +220,7 @@ pub enum LandlockStatus {
 
 /// What this kernel supports, found without restricting the caller ([`probe`]).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Support {
     /// Kernel Landlock ABI version; `None` when Landlock is not built in or not enabled.
     pub landlock_abi: Option<i32>,
@@ -246,6 +250,7 @@ pub struct Support {
 /// A sandbox layer, for error reports.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Layer {
     /// Resource limits.
     Rlimits,

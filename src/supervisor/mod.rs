@@ -1,8 +1,11 @@
 //! The supervisor: owns the pool of warm workers, the bounded job queue, and the path
 //! of a job from `run` to its outcome.
 
+mod future;
 mod process;
+mod queue;
 mod slot;
+mod ticket;
 mod zygote;
 
 use std::cell::Cell;
@@ -13,23 +16,32 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Sender, TrySendError};
-
 use crate::config::{Backpressure, Config, ExecutorBuilder};
 use crate::error::{Error, Result};
 use crate::gate;
 use crate::job::Job;
 use crate::outcome::{JobFailure, Outcome, Timings};
 use crate::workspace::SlotDirs;
+pub use future::{CancelHandle, JobFuture};
+use queue::{Entry, JobQueue, PushError};
 use slot::{Queued, Slot};
+use ticket::{Reply, Ticket};
 use zygote::ZygoteCell;
 
-/// A pool of warm, sandboxed Python workers. `Send + Sync`: share it by `&` or `Arc`.
+/// A pool of warm, sandboxed Python workers.
 ///
-/// Dropping it stops every worker and removes its temporary tree.
+/// A cheap handle: `Clone` it into every thread, task or axum `State` that runs jobs
+/// (like `reqwest::Client`); all clones share one pool. The pool stops its workers and
+/// removes its temporary tree when the last clone is dropped.
+#[derive(Clone)]
 pub struct Executor {
+    pool: Arc<Pool>,
+}
+
+/// What every clone of an [`Executor`] shares.
+struct Pool {
     config: Arc<Config>,
-    queue: Option<Sender<Queued>>,
+    queue: Arc<JobQueue>,
     slots: Vec<JoinHandle<()>>,
     next_job: AtomicU64,
     pids: Arc<[AtomicU32]>,
@@ -43,6 +55,7 @@ pub struct Executor {
 
 /// How long the pool took to become ready.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct PoolWarmup {
     /// Wall time of `build()`, all workers warming in parallel.
     pub total: Duration,
@@ -74,7 +87,7 @@ impl Executor {
         std::fs::create_dir_all(&mpl_config).map_err(Error::io("creating MPLCONFIGDIR"))?;
 
         let config = Arc::new(config);
-        let (queue_tx, queue_rx) = crossbeam_channel::bounded(config.queue_depth);
+        let queue = Arc::new(JobQueue::new(config.queue_depth));
         let (ready_tx, ready_rx) = crossbeam_channel::unbounded();
         let pids: Arc<[AtomicU32]> = (0..config.workers).map(|_| AtomicU32::new(0)).collect();
         let recycles: Arc<[AtomicU64]> = (0..config.workers).map(|_| AtomicU64::new(0)).collect();
@@ -101,7 +114,7 @@ impl Executor {
                 program: program.clone(),
                 dirs,
                 mpl_config: mpl_config.clone(),
-                queue: queue_rx.clone(),
+                queue: Arc::clone(&queue),
                 pids: Arc::clone(&pids),
                 zygote: zygote.clone(),
                 recycles: Arc::clone(&recycles),
@@ -115,11 +128,10 @@ impl Executor {
             slots.push(handle);
         }
         drop(ready_tx);
-        drop(queue_rx);
 
-        let mut executor = Executor {
+        let mut pool = Pool {
             config,
-            queue: Some(queue_tx),
+            queue,
             slots,
             next_job: AtomicU64::new(1),
             pids,
@@ -133,36 +145,39 @@ impl Executor {
             },
             root,
         };
-        let mut per_worker = vec![0.0; executor.config.workers];
+        let mut per_worker = vec![0.0; pool.config.workers];
         let mut render_once_off = None;
-        for _ in 0..executor.config.workers {
+        for _ in 0..pool.config.workers {
             match ready_rx.recv() {
                 Ok(Ok((slot, ready))) => {
                     per_worker[slot] = ready.warmup_ms;
                     render_once_off = render_once_off.or(ready.render_once_off);
                 }
-                // Dropping `executor` stops the workers that did start.
+                // Dropping `pool` stops the workers that did start.
                 Ok(Err(e)) => return Err(e),
                 Err(_) => return Err(Error::Protocol("a pool slot ended during start-up".into())),
             }
         }
-        executor.warmup = PoolWarmup {
+        pool.warmup = PoolWarmup {
             total: started.elapsed(),
             per_worker_ms: per_worker,
             render_once_off,
         };
-        Ok(executor)
+        Ok(Executor {
+            pool: Arc::new(pool),
+        })
     }
 
     /// How long the pool took to warm up.
     pub fn warmup(&self) -> &PoolWarmup {
-        &self.warmup
+        &self.pool.warmup
     }
 
     /// The process id of each slot's live worker (0 while a slot has none). For
     /// monitoring and chaos testing; a pid may be stale by the time it is read.
     pub fn worker_pids(&self) -> Vec<u32> {
-        self.pids
+        self.pool
+            .pids
             .iter()
             .map(|p| p.load(Ordering::Relaxed))
             .filter(|&p| p != 0)
@@ -173,7 +188,7 @@ impl Executor {
     /// [`ExecutorBuilder::zygote`]). `None` when it is off or could not start.
     #[doc(hidden)]
     pub fn zygote_pid(&self) -> Option<u32> {
-        self.zygote.as_ref().and_then(|z| z.pid())
+        self.pool.zygote.as_ref().and_then(|z| z.pid())
     }
 
     /// The last recycle of `slot`: from the moment its worker was killed (or retired)
@@ -181,49 +196,103 @@ impl Executor {
     /// zygote. `None` before the first recycle. For benchmarks and tests.
     #[doc(hidden)]
     pub fn last_recycle(&self, slot: usize) -> Option<(Duration, bool)> {
-        let v = self.recycles.get(slot)?.load(Ordering::Relaxed);
+        let v = self.pool.recycles.get(slot)?.load(Ordering::Relaxed);
         (v != 0).then(|| (Duration::from_nanos(v & (u64::MAX >> 1)), v >> 63 == 1))
     }
 
     /// Number of worker slots.
     pub fn workers(&self) -> usize {
-        self.config.workers
+        self.pool.config.workers
     }
 
     /// The gate policy jobs are checked against.
     pub fn policy(&self) -> &gate::Policy {
-        &self.config.policy
+        &self.pool.config.policy
     }
 
-    /// Runs one job: gate, queue, a warm worker under the watchdog, validation.
+    /// Runs one job: gate, queue, a warm worker under the watchdog, validation,
+    /// blocking the calling thread until the outcome is in (see [`Executor::run_async`]
+    /// for async callers).
     ///
     /// The job's own failures are in `Ok(outcome)`; `Err` means the executor could not
     /// do its work (queue full under [`Backpressure::Reject`], invalid inputs, a worker
     /// that could not be spawned, a protocol violation, shutdown).
     pub fn run(&self, job: Job) -> Result<Outcome> {
+        let job = match self.prepare(job)? {
+            Prepared::Answered(outcome) => return Ok(outcome),
+            Prepared::Queue(job) => job,
+        };
+        let ticket = Ticket::new();
+        let entry = Entry {
+            job: Box::new(job),
+            reply: Reply::new(&ticket),
+        };
+        let queue = &self.pool.queue;
+        match self.pool.config.backpressure {
+            Backpressure::Wait => queue.push_blocking(entry).map_err(|_| Error::Shutdown)?,
+            Backpressure::Reject => queue.try_push(entry).map_err(|e| match e {
+                PushError::Full(_) => Error::QueueFull {
+                    depth: queue.depth(),
+                },
+                PushError::Closed => Error::Shutdown,
+            })?,
+        }
+        ticket.wait()
+    }
+
+    /// Runs one job like [`Executor::run`], as a future that needs no particular async
+    /// runtime (it is woken from the pool's own threads).
+    ///
+    /// The gate runs here, on the calling thread (microseconds to a few milliseconds);
+    /// the rest happens when the future is polled. Under [`Backpressure::Wait`] a full
+    /// queue makes the future wait without blocking a thread.
+    ///
+    /// **Dropping the future cancels the job**: a job still queued leaves the queue; a
+    /// running job's worker is killed and replaced by a fork of the warm template, so the
+    /// slot takes its next job within milliseconds. [`JobFuture::cancel_handle`] cancels
+    /// from elsewhere while the future is still awaited; it then resolves to an outcome
+    /// whose failure is [`JobFailure::Cancelled`].
+    ///
+    /// ```no_run
+    /// # async fn demo(exec: pyward::Executor) -> pyward::Result<()> {
+    /// let outcome = exec.run_async(pyward::Job::new("plt.plot([1, 2]); plt.savefig(OUT)")).await?;
+    /// println!("{}", outcome.status());
+    /// # Ok(()) }
+    /// ```
+    pub fn run_async(&self, job: Job) -> JobFuture {
+        let pool = &self.pool;
+        match self.prepare(job) {
+            Err(e) => JobFuture::ready(Err(e)),
+            Ok(Prepared::Answered(outcome)) => JobFuture::ready(Ok(outcome)),
+            Ok(Prepared::Queue(job)) => {
+                JobFuture::queue(job, Arc::clone(&pool.queue), pool.config.backpressure)
+            }
+        }
+    }
+
+    /// Everything before the queue: limits, the seed, the arrays' names and the gate.
+    fn prepare(&self, job: Job) -> Result<Prepared> {
         let submitted = Instant::now();
-        let job_id = self.next_job.fetch_add(1, Ordering::Relaxed);
+        let config = &self.pool.config;
+        let job_id = self.pool.next_job.fetch_add(1, Ordering::Relaxed);
         let seed = job
             .seed
-            .unwrap_or_else(|| self.seeds.hash_one(job_id) & 0xffff_ffff);
-        let policy = &self.config.policy;
+            .unwrap_or_else(|| self.pool.seeds.hash_one(job_id) & 0xffff_ffff);
+        let policy = &config.policy;
         check_arrays(&job, policy)?;
         let refused = |failure: JobFailure| {
             let gate = submitted.elapsed();
-            Ok(Outcome {
-                result: Err(failure),
-                stdout: String::new(),
-                stdout_dropped: 0,
-                timings: Timings {
-                    gate,
-                    total: gate,
-                    ..Timings::default()
-                },
-                worker: None,
+            let timings = Timings {
+                gate,
+                total: gate,
+                ..Timings::default()
+            };
+            Ok(Prepared::Answered(Outcome::not_run(
+                failure,
+                timings,
                 seed,
-                gate_enabled: policy.gate_enabled(),
-                retired: None,
-            })
+                policy.gate_enabled(),
+            )))
         };
         let code = match gate::check_bytes(&job.code, policy) {
             Err(bad) => return refused(JobFailure::BadInput(bad)),
@@ -245,8 +314,7 @@ impl Executor {
         let (timeout, memory_bytes) = self.effective_limits(&job);
         let mut required = vec![job.out_name.clone()];
         required.extend(job.expected);
-        let (reply, outcome) = crossbeam_channel::bounded(1);
-        let queued = Queued {
+        Ok(Prepared::Queue(Queued {
             job_id,
             code,
             sources: job.sources,
@@ -262,39 +330,35 @@ impl Executor {
             blank_check: job.blank_check,
             figures_in_memory: job.figures_in_memory,
             arrays: job.arrays,
-            reply,
-        };
-        let queue = self.queue.as_ref().ok_or(Error::Shutdown)?;
-        match self.config.backpressure {
-            Backpressure::Wait => queue.send(queued).map_err(|_| Error::Shutdown)?,
-            Backpressure::Reject => queue.try_send(queued).map_err(|e| match e {
-                TrySendError::Full(_) => Error::QueueFull {
-                    depth: self.config.queue_depth,
-                },
-                TrySendError::Disconnected(_) => Error::Shutdown,
-            })?,
-        }
-        outcome.recv().map_err(|_| Error::Shutdown)?
+        }))
     }
 
     /// The deadline and memory ceiling `job` runs with (its overrides applied).
     pub fn effective_limits(&self, job: &Job) -> (Duration, u64) {
-        let memory = job.memory_bytes.map_or(self.config.memory_bytes, |m| {
-            m.min(self.config.memory_bytes)
-        });
-        (job.timeout.unwrap_or(self.config.timeout), memory)
+        let config = &self.pool.config;
+        let memory = job
+            .memory_bytes
+            .map_or(config.memory_bytes, |m| m.min(config.memory_bytes));
+        (job.timeout.unwrap_or(config.timeout), memory)
     }
 
     /// The pool's private temporary directory (removed on drop).
     pub fn work_root(&self) -> &std::path::Path {
-        self.root.path()
+        self.pool.root.path()
     }
 }
 
-impl Drop for Executor {
+/// A job after [`Executor::prepare`]: answered already (the gate refused it), or ready
+/// for the queue.
+enum Prepared {
+    Answered(Outcome),
+    Queue(Queued),
+}
+
+impl Drop for Pool {
     fn drop(&mut self) {
         // Closing the queue ends each slot's loop; each slot then stops its worker.
-        self.queue.take();
+        self.queue.close();
         for slot in self.slots.drain(..) {
             let _ = slot.join();
         }

@@ -8,8 +8,10 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Sender;
 
+use super::queue::JobQueue;
+use super::ticket::Ticket;
 use super::zygote::ZygoteCell;
 use crate::config::{Config, Isolation};
 use crate::error::{Error, Result};
@@ -29,7 +31,7 @@ const WATCH_INTERVAL: Duration = Duration::from_millis(10);
 /// Extra time for a finished job's artifacts to arrive after its answer.
 const ARTIFACT_GRACE: Duration = Duration::from_secs(5);
 
-/// A job waiting in the queue, with the channel its outcome goes back on.
+/// A job that passed the gate, waiting in the queue.
 pub(crate) struct Queued {
     pub job_id: u64,
     pub code: String,
@@ -46,8 +48,6 @@ pub(crate) struct Queued {
     pub blank_check: bool,
     pub figures_in_memory: bool,
     pub arrays: Vec<(String, crate::SharedArray)>,
-    /// One-shot: the outcome of exactly this job goes here and nowhere else.
-    pub reply: Sender<Result<Outcome>>,
 }
 
 /// Everything a slot thread needs.
@@ -57,7 +57,7 @@ pub(crate) struct Slot {
     pub program: PathBuf,
     pub dirs: SlotDirs,
     pub mpl_config: PathBuf,
-    pub queue: Receiver<Queued>,
+    pub queue: Arc<JobQueue>,
     /// The pid of each slot's live worker (0 while it has none), for monitoring.
     pub pids: Arc<[AtomicU32]>,
     /// The zygote replacements are forked from (`None`: always start cold).
@@ -109,9 +109,14 @@ impl Slot {
         };
         drop(started);
         let fresh = self.config.isolation == Isolation::Fresh;
-        while let Ok(job) = self.queue.recv() {
-            let reply = job.reply.clone();
-            let result = self.serve(&mut worker, job);
+        while let Some(entry) = self.queue.pop() {
+            let reply = entry.reply;
+            if reply.ticket().is_cancelled() {
+                // Cancelled between leaving the queue and now: nothing ran.
+                reply.send(Ok(super::future::cancelled_before_start(&entry.job)));
+                continue;
+            }
+            let result = self.serve(&mut worker, *entry.job, reply.ticket());
             // Fresh isolation: the used worker dies before its caller hears back (a worker
             // that replaced a lost one during `serve` has run nothing and stays).
             let used = if fresh {
@@ -126,7 +131,7 @@ impl Slot {
             if worker.is_none() {
                 self.pids[self.index].store(0, Ordering::Relaxed);
             }
-            let _ = reply.send(result);
+            reply.send(result);
             if let Some(used) = used {
                 worker = self.replace_used(used);
                 continue;
@@ -229,7 +234,12 @@ impl Slot {
     }
 
     /// Runs one job on this slot's worker (spawning one first if needed).
-    fn serve(&self, slot_worker: &mut Option<WorkerProcess>, mut job: Queued) -> Result<Outcome> {
+    fn serve(
+        &self,
+        slot_worker: &mut Option<WorkerProcess>,
+        mut job: Queued,
+        ticket: &Ticket,
+    ) -> Result<Outcome> {
         let dispatched = Instant::now();
         let mut timings = Timings {
             queue: dispatched
@@ -280,6 +290,7 @@ impl Slot {
                 job.job_id,
                 exec_start + job.timeout,
                 job.memory_bytes,
+                ticket,
             ),
             Err(e) => Answer::Died(format!("worker stopped reading: {e}")),
         };
@@ -357,6 +368,10 @@ impl Slot {
                 lost(slot_worker);
                 Err(JobFailure::Timeout { limit: job.timeout })
             }
+            Answer::Cancelled => {
+                lost(slot_worker);
+                Err(JobFailure::Cancelled)
+            }
             Answer::OverMemory => {
                 lost(slot_worker);
                 Err(JobFailure::MemoryExceeded {
@@ -430,15 +445,23 @@ fn check_refused(refused: &[String], out: &str, required: &[String]) -> Result<(
 enum Answer {
     Done(Box<protocol::DoneMsg>, Vec<Artifact>),
     Timeout,
+    Cancelled,
     OverMemory,
     Died(String),
     Protocol(String),
 }
 
 /// The watchdog: waits for the job's answer while enforcing the wall-clock deadline and
-/// the resident-set ceiling. On expiry the caller kills the worker: a job is never left
-/// running on a thread we merely stopped waiting for.
-fn watch(worker: &mut WorkerProcess, job_id: u64, deadline: Instant, memory: u64) -> Answer {
+/// the resident-set ceiling, and watching for the caller's cancellation. On any of them
+/// the caller kills the worker: a job is never left running on a thread we merely
+/// stopped waiting for.
+fn watch(
+    worker: &mut WorkerProcess,
+    job_id: u64,
+    deadline: Instant,
+    memory: u64,
+    ticket: &Ticket,
+) -> Answer {
     loop {
         let tick = (Instant::now() + WATCH_INTERVAL).min(deadline);
         match worker.recv_msg(tick) {
@@ -476,6 +499,9 @@ fn watch(worker: &mut WorkerProcess, job_id: u64, deadline: Instant, memory: u64
             Err(RecvError::Timeout) => {
                 if Instant::now() >= deadline {
                     return Answer::Timeout;
+                }
+                if ticket.is_cancelled() {
+                    return Answer::Cancelled;
                 }
                 if worker.rss_bytes().is_some_and(|rss| rss > memory) {
                     return Answer::OverMemory;

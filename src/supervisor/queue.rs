@@ -1,0 +1,171 @@
+//! The bounded job queue between callers and pool slots.
+//!
+//! A deque under one lock rather than a channel because a cancelled job must leave the
+//! queue at once (it must not hold a place that a live job is refused for under
+//! [`Backpressure::Reject`](crate::Backpressure::Reject)), and because async callers
+//! wait for space by waker, not by blocking a runtime thread.
+
+use std::collections::VecDeque;
+use std::task::{Context, Waker};
+
+use parking_lot::{Condvar, Mutex};
+
+use super::slot::Queued;
+use super::ticket::Reply;
+
+/// A queued job with the reply its outcome goes to.
+pub(crate) struct Entry {
+    /// Boxed: entries move through the queue and back to waiting callers.
+    pub job: Box<Queued>,
+    pub reply: Reply,
+}
+
+/// Why a job was not queued; a job refused for a full queue is handed back to wait.
+pub(crate) enum PushError {
+    Full(Entry),
+    Closed,
+}
+
+pub(crate) struct JobQueue {
+    depth: usize,
+    state: Mutex<State>,
+    /// Slots wait here for a job.
+    item: Condvar,
+    /// Blocking callers wait here for a free place.
+    space: Condvar,
+}
+
+struct State {
+    entries: VecDeque<Entry>,
+    closed: bool,
+    /// Async callers waiting for a free place.
+    space_wakers: Vec<Waker>,
+}
+
+impl JobQueue {
+    pub(crate) fn new(depth: usize) -> JobQueue {
+        JobQueue {
+            depth,
+            state: Mutex::new(State {
+                entries: VecDeque::with_capacity(depth),
+                closed: false,
+                space_wakers: Vec::new(),
+            }),
+            item: Condvar::new(),
+            space: Condvar::new(),
+        }
+    }
+
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
+    pub(crate) fn try_push(&self, entry: Entry) -> Result<(), PushError> {
+        let mut state = self.state.lock();
+        if state.closed {
+            return Err(PushError::Closed);
+        }
+        if state.entries.len() >= self.depth {
+            return Err(PushError::Full(entry));
+        }
+        state.entries.push_back(entry);
+        drop(state);
+        self.item.notify_one();
+        Ok(())
+    }
+
+    /// Waits for a free place (blocking the thread); `Err` when the queue closed.
+    pub(crate) fn push_blocking(&self, entry: Entry) -> Result<(), Entry> {
+        let mut state = self.state.lock();
+        loop {
+            if state.closed {
+                return Err(entry);
+            }
+            if state.entries.len() < self.depth {
+                state.entries.push_back(entry);
+                drop(state);
+                self.item.notify_one();
+                return Ok(());
+            }
+            self.space.wait(&mut state);
+        }
+    }
+
+    /// Queues `entry` if there is room; otherwise registers the task to be woken when a
+    /// place frees up and hands the entry back.
+    pub(crate) fn poll_push(&self, entry: Entry, cx: &mut Context<'_>) -> Result<(), PushError> {
+        let mut state = self.state.lock();
+        if state.closed {
+            return Err(PushError::Closed);
+        }
+        if state.entries.len() >= self.depth {
+            if !state.space_wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                state.space_wakers.push(cx.waker().clone());
+            }
+            return Err(PushError::Full(entry));
+        }
+        state.entries.push_back(entry);
+        drop(state);
+        self.item.notify_one();
+        Ok(())
+    }
+
+    /// The next job, waiting for one; `None` once the queue is closed.
+    pub(crate) fn pop(&self) -> Option<Entry> {
+        let mut state = self.state.lock();
+        loop {
+            if let Some(entry) = state.entries.pop_front() {
+                let wakers = std::mem::take(&mut state.space_wakers);
+                drop(state);
+                self.space_freed(wakers);
+                return Some(entry);
+            }
+            if state.closed {
+                return None;
+            }
+            self.item.wait(&mut state);
+        }
+    }
+
+    /// Takes a job out before any slot started it (its caller cancelled).
+    pub(crate) fn remove(&self, job_id: u64) -> Option<Entry> {
+        let mut state = self.state.lock();
+        let at = state.entries.iter().position(|e| e.job.job_id == job_id)?;
+        let entry = state.entries.remove(at);
+        let wakers = std::mem::take(&mut state.space_wakers);
+        drop(state);
+        self.space_freed(wakers);
+        entry
+    }
+
+    /// Refuses new jobs and wakes every waiter; the jobs still queued are answered
+    /// [`Error::Shutdown`](crate::Error::Shutdown) as their replies drop.
+    pub(crate) fn close(&self) {
+        let (left, wakers) = {
+            let mut state = self.state.lock();
+            state.closed = true;
+            (
+                std::mem::take(&mut state.entries),
+                std::mem::take(&mut state.space_wakers),
+            )
+        };
+        self.item.notify_all();
+        self.space_freed(wakers);
+        drop(left);
+    }
+
+    /// Wakes every async caller waiting for a place (one of them was cancelled).
+    pub(crate) fn wake_space_waiters(&self) {
+        let wakers = std::mem::take(&mut self.state.lock().space_wakers);
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    fn space_freed(&self, wakers: Vec<Waker>) {
+        self.space.notify_all();
+        for w in wakers {
+            w.wake();
+        }
+    }
+}
