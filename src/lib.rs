@@ -74,6 +74,7 @@ mod outcome;
 pub mod protocol;
 pub mod record;
 mod repair;
+pub mod report;
 pub mod sandbox;
 mod supervisor;
 pub mod validate;
@@ -88,8 +89,8 @@ pub use job::{Job, Source};
 /// The `ndarray` version [`Job::with_array`] accepts (re-exported from the `numpy` crate).
 pub use numpy::ndarray;
 pub use outcome::{
-    Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement, Timings, WorkerInfo,
-    STDERR_TAIL_CHARS,
+    Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement, Timings, WorkerExit,
+    WorkerInfo, STDERR_TAIL_CHARS,
 };
 pub use protocol::PythonEnv;
 pub use repair::{Attempt, Feedback, Repaired};

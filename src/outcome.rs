@@ -14,7 +14,9 @@ pub const STDERR_TAIL_CHARS: usize = 1500;
 
 /// The result of one job: its artifacts or its failure, plus what it printed, how long
 /// each step took, which worker ran it and the seed it was given.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+///
+/// Its JSON form (`serde`) is its [`Report`](crate::report::Report), artifacts embedded.
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Outcome {
     /// Artifacts on success, the job's own failure otherwise.
@@ -35,7 +37,6 @@ pub struct Outcome {
     /// Set when the worker that ran this job was taken out of service after it, and why.
     /// The job's own result stands: a worker is retired when *its* state after the job
     /// cannot be trusted, whoever caused that.
-    #[serde(default)]
     pub retired: Option<Retirement>,
 }
 
@@ -131,8 +132,9 @@ impl RetireReason {
     }
 }
 
-/// One file the job produced.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+/// One file the job produced (in JSON: a
+/// [`report::ArtifactReport`](crate::report::ArtifactReport)).
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Artifact {
     /// File name inside the job's output directory.
@@ -140,7 +142,6 @@ pub struct Artifact {
     /// Media type derived from the checked content (`image/png`, ...).
     pub media_type: String,
     /// The file's bytes.
-    #[serde(skip)]
     pub bytes: Vec<u8>,
 }
 
@@ -194,7 +195,7 @@ pub enum JobFailure {
         teaching: String,
     },
     /// The source could not be analysed at all (not UTF-8, NUL byte, too large, too deep).
-    #[error("bad input: {0}")]
+    #[error("{0}")]
     BadInput(BadInput),
     /// The job ran past its wall-clock deadline and its worker was killed.
     #[error("timed out after {limit:?}")]
@@ -209,10 +210,12 @@ pub enum JobFailure {
         limit_bytes: u64,
     },
     /// The worker process died (segfault, abort) while running the job.
-    #[error("worker crashed ({cause})")]
+    #[error("worker crashed ({exit}; {detail})")]
     WorkerCrashed {
-        /// How it ended, e.g. `signal 11 (SIGSEGV)`.
-        cause: String,
+        /// How it ended: the signal or exit code.
+        exit: WorkerExit,
+        /// What the supervisor saw, e.g. the worker closing its pipe.
+        detail: String,
         /// The tail of its stderr.
         stderr_tail: String,
     },
@@ -241,6 +244,60 @@ pub enum JobFailure {
         /// What exactly was wrong.
         detail: String,
     },
+}
+
+/// How a worker process ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum WorkerExit {
+    /// Killed by a signal (`11` is SIGSEGV, `6` SIGABRT, `31` SIGSYS from seccomp).
+    Signal {
+        /// The signal number.
+        number: i32,
+    },
+    /// Exited with this code.
+    Code {
+        /// The exit code.
+        code: i32,
+    },
+    /// The exit status could not be read (the process was not reaped in time).
+    Unknown,
+}
+
+impl WorkerExit {
+    /// The signal's name (`SIGSEGV`, ...), for a signal this crate names.
+    pub fn signal_name(self) -> Option<&'static str> {
+        let WorkerExit::Signal { number } = self else {
+            return None;
+        };
+        Some(match number {
+            libc::SIGSEGV => "SIGSEGV",
+            libc::SIGABRT => "SIGABRT",
+            libc::SIGKILL => "SIGKILL",
+            libc::SIGBUS => "SIGBUS",
+            libc::SIGFPE => "SIGFPE",
+            libc::SIGILL => "SIGILL",
+            libc::SIGSYS => "SIGSYS",
+            libc::SIGXFSZ => "SIGXFSZ",
+            libc::SIGXCPU => "SIGXCPU",
+            libc::SIGTERM => "SIGTERM",
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for WorkerExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            WorkerExit::Signal { number } => match self.signal_name() {
+                Some(name) => write!(f, "signal {number} ({name})"),
+                None => write!(f, "signal {number}"),
+            },
+            WorkerExit::Code { code } => write!(f, "exit code {code}"),
+            WorkerExit::Unknown => f.write_str("exit status unknown"),
+        }
+    }
 }
 
 /// A Python exception raised by job code, reduced to what a model needs.
@@ -294,8 +351,8 @@ impl JobFailure {
             JobFailure::MemoryExceeded { limit_bytes } => {
                 let _ = write!(s, "The code needed more than {} MiB of memory and was stopped. Use smaller arrays (downsample, use float32, process in chunks).", limit_bytes >> 20);
             }
-            JobFailure::WorkerCrashed { cause, .. } => {
-                let _ = write!(s, "The interpreter crashed ({cause}) while running the code. Avoid native tricks and extreme sizes; use ordinary numpy and matplotlib calls.");
+            JobFailure::WorkerCrashed { exit, .. } => {
+                let _ = write!(s, "The interpreter crashed ({exit}) while running the code. Avoid native tricks and extreme sizes; use ordinary numpy and matplotlib calls.");
             }
             JobFailure::PythonError(e) => {
                 let at = e.line.map(|l| format!(" at line {l}")).unwrap_or_default();

@@ -21,13 +21,15 @@ use sha2::{Digest, Sha256};
 use crate::array::SharedArray;
 use crate::gate::Policy;
 use crate::job::{Job, Source};
-use crate::outcome::Outcome;
 use crate::repair::Attempt;
+use crate::report::Report;
 use crate::supervisor::Executor;
 use crate::workspace;
 
-/// Bumped when the record format changes shape.
-pub const RECORD_VERSION: u32 = 1;
+/// Bumped when the record format changes shape. Version 2 stores each attempt's outcome
+/// as its [`Report`]; version-1 records (the outcome's older serde form) still load and
+/// replay.
+pub const RECORD_VERSION: u32 = 2;
 
 /// The contents of `record.json`.
 #[derive(Serialize, Deserialize, Debug, Clone)]
@@ -117,10 +119,23 @@ pub struct AttemptRecord {
     pub code: String,
     /// `ok` or the failure's status word.
     pub status: String,
-    /// The full outcome (verdict, error, stdout, timings, seed, worker and versions).
-    pub outcome: Outcome,
+    /// The outcome as its [`Report`] (verdict, error, stdout, timings, seed, worker and
+    /// versions; artifacts by hash): kept as JSON so records of every version load.
+    pub outcome: serde_json::Value,
     /// The artifacts it produced.
     pub artifacts: Vec<ArtifactRecord>,
+}
+
+impl AttemptRecord {
+    /// The seed the attempt ran with (`seed` is top-level in every record version).
+    pub fn seed(&self) -> u64 {
+        self.outcome["seed"].as_u64().unwrap_or(0)
+    }
+
+    /// The outcome's report (`None` for a version-1 record).
+    pub fn report(&self) -> Option<Report> {
+        serde_json::from_value(self.outcome.clone()).ok()
+    }
 }
 
 /// One artifact of an attempt.
@@ -245,7 +260,8 @@ impl Recorder {
             records.push(AttemptRecord {
                 code: String::from_utf8_lossy(&attempt.code).into_owned(),
                 status: attempt.outcome.status().to_string(),
-                outcome: attempt.outcome.clone(),
+                outcome: serde_json::to_value(Report::from_outcome(&attempt.outcome, false))
+                    .map_err(io::Error::other)?,
                 artifacts,
             });
         }
@@ -304,7 +320,7 @@ pub fn replay_job(run_dir: &Path, record: &RunRecord, index: usize) -> Result<Jo
     let attempt = &record.attempts[index];
     let mut job = Job::new(attempt.code.clone().into_bytes())
         .out_name(record.out_name.clone())
-        .seed(attempt.outcome.seed);
+        .seed(attempt.seed());
     job.expected = record.expected.clone();
     job.blank_check = record.blank_check;
     job.figures_in_memory = record.figures_in_memory;

@@ -1,8 +1,13 @@
-//! The `pyward` command line: JSON shapes, exit codes, and the two example figures.
+//! The `pyward` command line: one JSON report shape (validated against the published
+//! schema), exit codes, stdin, and the two example figures.
 
+mod common;
+
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
+use common::assert_valid_report;
 use serde_json::Value;
 
 fn pyward() -> Command {
@@ -19,11 +24,34 @@ fn write(dir: &Path, name: &str, code: &str) -> PathBuf {
     p
 }
 
+/// Every line of a `--json` output, each validated against the report schema.
 fn json_lines(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
+    let lines: Vec<Value> = String::from_utf8_lossy(stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+        .collect();
+    assert!(!lines.is_empty(), "no JSON printed");
+    for v in &lines {
+        assert_valid_report(v);
+    }
+    lines
+}
+
+/// Runs `pyward` with `stdin` as its standard input.
+fn with_stdin(mut cmd: Command, stdin: &str) -> std::process::Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
 }
 
 #[test]
@@ -40,7 +68,10 @@ fn check_json_reports_violations_and_exit_codes() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(json_lines(&out.stdout)[0]["status"], "ok");
+    let v = &json_lines(&out.stdout)[0];
+    assert_eq!(v["status"], "ok");
+    assert_eq!(v["kind"], "check");
+    assert_eq!(v["schema_version"], 1);
 
     let bad = write(dir.path(), "bad.py", "import os\nos.system('true')\n");
     let out = pyward()
@@ -55,6 +86,31 @@ fn check_json_reports_violations_and_exit_codes() {
     assert_eq!(first["line"], 1);
     assert!(first["rule"].is_string() && first["col"].is_number() && first["message"].is_string());
     assert!(v["feedback"].as_str().unwrap().contains("plt.savefig(OUT)"));
+    assert!(
+        v.get("artifacts").is_none(),
+        "a check report has no run fields"
+    );
+
+    // Not UTF-8: bad_input, its message said once.
+    let latin = dir.path().join("latin.py");
+    std::fs::write(&latin, b"x = '\xe9'\n").unwrap();
+    let out = pyward()
+        .args(["check", "--json"])
+        .arg(&latin)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v = &json_lines(&out.stdout)[0];
+    assert_eq!(v["status"], "bad_input");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert_eq!(message.matches("bad input").count(), 1, "{message}");
+
+    // From stdin.
+    let mut cmd = pyward();
+    cmd.args(["check", "--json", "-"]);
+    let out = with_stdin(cmd, "import socket\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json_lines(&out.stdout)[0]["status"], "rejected");
 
     let missing = pyward()
         .args(["check", "/nonexistent/x.py"])
@@ -103,4 +159,133 @@ fn run_json_renders_both_examples_and_reports_failures() {
     assert_eq!(err["error"]["type"], "KeyError");
     assert_eq!(err["error"]["line"], 2);
     assert!(err["feedback"].as_str().unwrap().contains("KeyError"));
+}
+
+#[test]
+fn run_reads_stdin_and_prints_the_record_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = pyward();
+    cmd.args(["run", "--json", "-"]).current_dir(dir.path());
+    let out = with_stdin(cmd, "plt.plot([3, 1, 2])\nplt.savefig(OUT)\n");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = &json_lines(&out.stdout)[0];
+    assert_eq!(v["status"], "ok");
+    assert_eq!(v["file"], "-");
+    let art = &v["artifacts"][0];
+    assert_eq!(art["path"], "figure.png");
+    let bytes = std::fs::read(dir.path().join("figure.png")).unwrap();
+    assert_eq!(art["sha256"], pyward::record::sha256_hex(&bytes));
+    assert!(
+        art.get("data_base64").is_none(),
+        "written to a file, not embedded"
+    );
+    let record = v["record"].as_str().expect("a record was written");
+    assert!(dir.path().join(record).join("record.json").is_file());
+
+    // The text form names the record too.
+    let mut cmd = pyward();
+    cmd.args(["run", "-"]).current_dir(dir.path());
+    let out = with_stdin(cmd, "plt.plot([1, 2])\nplt.savefig(OUT)\n");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("record: runs/"), "{text}");
+}
+
+/// A refused file is answered from the gate alone: no pool is warmed for it. The proof:
+/// the worker program given is not a worker at all, and the run still says `rejected`.
+#[test]
+fn the_gate_runs_before_any_pool_is_warmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(dir.path(), "bad.py", "import subprocess\n");
+    let out = pyward()
+        .args(["run", "--json", "--no-record"])
+        .arg(&bad)
+        .env("PYWARD_WORKER", "/bin/false")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = &json_lines(&out.stdout)[0];
+    assert_eq!(v["status"], "rejected");
+    assert_eq!(v["kind"], "run");
+    assert!(v["worker"].is_null() && v["timings_ms"].is_null());
+}
+
+#[test]
+fn infrastructure_and_input_errors_are_reports_with_their_own_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(
+        dir.path(),
+        "good.py",
+        "plt.plot([1, 2])\nplt.savefig(OUT)\n",
+    );
+
+    // The pool cannot start: still one JSON report per file, exit 3.
+    let out = pyward()
+        .args(["run", "--json", "--no-record"])
+        .arg(&good)
+        .arg(&good)
+        .env("PYWARD_WORKER", "/bin/false")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out.stdout);
+    assert_eq!(lines.len(), 2);
+    for v in &lines {
+        assert_eq!(v["status"], "infrastructure_error");
+        assert_eq!(v["error"]["kind"], "worker_startup");
+    }
+
+    // An input that leaves --src: input_error (not bad_input, which is the code's), exit 2.
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", src.join("leak.txt")).unwrap();
+    let out = pyward()
+        .args(["run", "--json", "--no-record", "--src"])
+        .arg(&src)
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = &json_lines(&out.stdout)[0];
+    assert_eq!(v["status"], "input_error");
+    assert_eq!(v["error"]["kind"], "invalid_job");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("leak.txt"), "{message}");
+
+    // A file that cannot be read: input_error, exit 2, and the JSON still comes.
+    let out = pyward()
+        .args(["run", "--json", "--no-record"])
+        .arg(dir.path().join("missing.py"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(json_lines(&out.stdout)[0]["status"], "input_error");
+
+    // Usage errors are 2.
+    for args in [
+        &["run", "--workers", "0", "x.py"][..],
+        &["run", "--timeout", "0", "x.py"],
+    ] {
+        let out = pyward().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
 }

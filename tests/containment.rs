@@ -575,13 +575,9 @@ fn classify(o: &Outcome) -> Verdict {
         Some(JobFailure::Timeout { limit }) => {
             verdict(Layer::Supervisor, format!("Timeout ({limit:?}), SIGKILL"))
         }
-        Some(JobFailure::WorkerCrashed { cause, .. }) => verdict(
-            Layer::Supervisor,
-            format!(
-                "WorkerCrashed ({})",
-                cause.split(';').next().unwrap_or(cause)
-            ),
-        ),
+        Some(JobFailure::WorkerCrashed { exit, .. }) => {
+            verdict(Layer::Supervisor, format!("WorkerCrashed ({exit})"))
+        }
         // The worker reports a MemoryError as a finished job (it measured its own
         // exec time); the watchdog's RSS kill has no exec time. `RLIMIT_AS` is what
         // makes a huge allocation raise MemoryError instead of growing.

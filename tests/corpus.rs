@@ -79,10 +79,12 @@ fn layer(failure: &JobFailure) -> String {
         JobFailure::MemoryExceeded { limit_bytes } => {
             format!("watchdog/rlimits: memory over {limit_bytes} bytes")
         }
-        JobFailure::WorkerCrashed { cause, .. } if cause.contains("SIGSYS") => {
-            format!("seccomp kill (src/sandbox/seccomp.rs): {cause}")
+        JobFailure::WorkerCrashed { exit, detail, .. } if exit.signal_name() == Some("SIGSYS") => {
+            format!("seccomp kill (src/sandbox/seccomp.rs): {exit}; {detail}")
         }
-        JobFailure::WorkerCrashed { cause, .. } => format!("worker crashed: {cause}"),
+        JobFailure::WorkerCrashed { exit, detail, .. } => {
+            format!("worker crashed: {exit}; {detail}")
+        }
         JobFailure::InvalidOutput { check, detail } => {
             format!("output validation (src/validate.rs): {check}: {detail}")
         }

@@ -66,14 +66,15 @@ fn repair_loop_reruns_every_attempt_through_the_gate_and_records_all_of_them() {
         .iter()
         .any(|i| i.name == "sales.csv" && i.sha256.len() == 64));
     assert_eq!(rec.attempts[2].artifacts[0].name, "figure.png");
-    assert!(rec.attempts[2]
-        .outcome
-        .worker
-        .as_ref()
-        .unwrap()
-        .versions
-        .numpy
-        .starts_with('2'));
+    let report = rec.attempts[2]
+        .report()
+        .expect("a version-2 record holds reports");
+    let worker = report.run.as_ref().unwrap().worker.as_ref().unwrap();
+    assert!(worker.versions.numpy.starts_with('2'));
+    for attempt in &rec.attempts {
+        common::assert_valid_report(&attempt.outcome);
+        assert_eq!(attempt.report().unwrap().status, attempt.status);
+    }
     let text = std::fs::read_to_string(dir.join("record.json")).unwrap();
     assert!(
         !text.contains("canary-51d2"),
@@ -149,9 +150,28 @@ fn cli_replay_is_identical_refuses_tampered_inputs_and_reports_changed_code() {
         "{out}"
     );
 
-    // Change the code in the record: replay runs it and reports the figure as different.
+    // A version-1 record (the outcome in its older serde form, seed at its top) still
+    // replays identically: the seed is found where both versions keep it.
     let rec_path = run_dir.join("record.json");
     let original = std::fs::read_to_string(&rec_path).unwrap();
+    let mut v1: serde_json::Value = serde_json::from_str(&original).unwrap();
+    v1["version"] = 1.into();
+    let seed = v1["attempts"][0]["outcome"]["seed"].clone();
+    assert!(seed.is_u64());
+    v1["attempts"][0]["outcome"] = serde_json::json!({
+        "result": {"Ok": [{"name": "job.png", "media_type": "image/png"}]},
+        "stdout": "", "stdout_dropped": 0, "seed": seed, "gate_enabled": true,
+    });
+    std::fs::write(&rec_path, v1.to_string()).unwrap();
+    let (code, out) = pyward(&["replay", run], work.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("identical") && !out.contains("DIFFERENT"),
+        "{out}"
+    );
+    std::fs::write(&rec_path, &original).unwrap();
+
+    // Change the code in the record: replay runs it and reports the figure as different.
     std::fs::write(
         &rec_path,
         original.replace("d.y + np.random.rand(3)", "d.y * 2"),

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use serde_json::{json, Value};
 
 use pyward::record::{self, Recorder};
-use pyward::{gate, Attempt, Executor, Isolation, Job, JobFailure, Outcome};
+use pyward::report::{Report, STATUS_INFRASTRUCTURE_ERROR, STATUS_INPUT_ERROR};
+use pyward::{gate, Attempt, Executor, Isolation, Job};
 
 /// Exit code of a job failure (rejected, timed out, raised, ...).
 const EXIT_JOB_FAILED: u8 = 1;
@@ -33,7 +33,7 @@ struct Cli {
 enum Command {
     /// Run one or more files through the full pipeline (gate, warm worker, validation).
     Run {
-        /// Python files; with several, --out is a directory.
+        /// Python files (`-` reads the code from stdin); with several, --out is a directory.
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Directory of input files, readable by the code through srcpath('name').
@@ -49,8 +49,8 @@ enum Command {
         #[arg(long, default_value_t = 2048)]
         memory: u64,
         /// Worker processes (default: one per file, at most the number of cores).
-        #[arg(long)]
-        workers: Option<usize>,
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        workers: Option<u16>,
         /// Run every file in a process that never ran another job (Isolation::Fresh).
         #[arg(long)]
         fresh: bool,
@@ -81,9 +81,9 @@ enum Command {
     },
     /// Check a file with the static gate only.
     Check {
-        /// Python file.
+        /// Python file (`-` reads the code from stdin).
         file: PathBuf,
-        /// Print the verdict as JSON.
+        /// Print the verdict as JSON (the report's `check` form).
         #[arg(long)]
         json: bool,
     },
@@ -117,7 +117,7 @@ fn main() -> ExitCode {
             let limits = RunLimits {
                 timeout,
                 memory,
-                workers,
+                workers: workers.map(usize::from),
                 fresh,
             };
             let recorder = (!no_record).then(|| Recorder::new(runs));
@@ -131,58 +131,53 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-fn read_source(path: &Path) -> Result<Vec<u8>, u8> {
-    std::fs::read(path).map_err(|e| {
-        eprintln!("pyward: cannot read {}: {e}", path.display());
-        EXIT_USAGE
-    })
+/// Reads a job's code from a file, or from stdin for `-`.
+fn read_source(path: &Path) -> std::io::Result<Vec<u8>> {
+    if path == Path::new("-") {
+        let mut code = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut code)?;
+        Ok(code)
+    } else {
+        std::fs::read(path)
+    }
+}
+
+/// The exit code a report stands for.
+fn exit_code(report: &Report) -> u8 {
+    match report.status.as_str() {
+        "ok" => 0,
+        STATUS_INPUT_ERROR => EXIT_USAGE,
+        STATUS_INFRASTRUCTURE_ERROR => EXIT_INFRA,
+        _ => EXIT_JOB_FAILED,
+    }
+}
+
+fn print_json(report: &Report) {
+    match serde_json::to_string(report) {
+        Ok(line) => println!("{line}"),
+        Err(e) => eprintln!("pyward: cannot serialise the report: {e}"),
+    }
 }
 
 fn check(file: &Path, as_json: bool) -> u8 {
     let source = match read_source(file) {
         Ok(s) => s,
-        Err(code) => return code,
+        Err(e) => {
+            eprintln!("pyward: cannot read {}: {e}", file.display());
+            return EXIT_USAGE;
+        }
     };
     let policy = gate::Policy::figures();
-    let (ok, value) = match gate::check_bytes(&source, &policy) {
-        Ok(verdict) => (
-            verdict.is_allowed(),
-            json!({
-                "status": if verdict.is_allowed() { "ok" } else { "rejected" },
-                "violations": violations_json(&verdict.violations),
-                "feedback": if verdict.is_allowed() { String::new() } else { verdict.teaching_text(&policy) },
-            }),
-        ),
-        Err(bad) => (
-            false,
-            json!({"status": "bad_input", "violations": [], "feedback": bad.to_string()}),
-        ),
-    };
+    let report = Report::from_check(&gate::check_bytes(&source, &policy), &policy)
+        .with_file(file.display().to_string());
     if as_json {
-        println!("{value}");
-    } else if ok {
+        print_json(&report);
+    } else if report.is_ok() {
         println!("{}: ok", file.display());
     } else {
-        println!(
-            "{}: {}\n{}",
-            file.display(),
-            value["status"].as_str().unwrap_or(""),
-            value["feedback"].as_str().unwrap_or("")
-        );
+        println!("{}: {}\n{}", file.display(), report.status, report.feedback);
     }
-    if ok {
-        0
-    } else {
-        EXIT_JOB_FAILED
-    }
-}
-
-fn violations_json(v: &[gate::Violation]) -> Value {
-    Value::Array(
-        v.iter()
-            .map(|v| json!({"rule": v.rule.id(), "line": v.line, "col": v.col, "message": v.message, "hint": v.hint}))
-            .collect(),
-    )
+    exit_code(&report)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -222,55 +217,13 @@ fn run(
             return EXIT_USAGE;
         }
     }
-    let mut sources = Vec::new();
-    for f in files {
-        match read_source(f) {
-            Ok(s) => sources.push(s),
-            Err(code) => return code,
-        }
-    }
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let workers = workers.unwrap_or_else(|| files.len().clamp(1, cores));
-    let executor = match Executor::builder()
-        .workers(workers)
-        .timeout(Duration::from_secs_f64(timeout))
-        .memory_limit_mib(memory)
-        .policy(policy)
-        .isolation(if fresh {
-            Isolation::Fresh
-        } else {
-            Isolation::Reuse
-        })
-        .build()
-    {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("pyward: cannot start the pool: {e}");
-            return EXIT_INFRA;
-        }
-    };
-    let warm = executor.warmup().clone();
-    if !as_json {
-        let per: Vec<String> = warm
-            .per_worker_ms
-            .iter()
-            .map(|m| format!("{m:.0} ms"))
-            .collect();
-        println!(
-            "pool: {} worker(s) warm in {:.0} ms (each: {})",
-            executor.workers(),
-            ms(warm.total),
-            per.join(", ")
-        );
-    }
-
-    // Several files run concurrently, one thread each, on the shared pool.
     let out_paths: Vec<PathBuf> = files
         .iter()
         .map(|f| {
-            let stem = f
-                .file_stem()
-                .map_or("figure".into(), |s| s.to_string_lossy().into_owned());
+            let stem = match f.file_stem() {
+                Some(s) if f != Path::new("-") => s.to_string_lossy().into_owned(),
+                _ => "figure".into(),
+            };
             match (&out, files.len()) {
                 (Some(o), 1) if !o.is_dir() => o.clone(),
                 (Some(dir), _) => dir.join(format!("{stem}.png")),
@@ -279,179 +232,221 @@ fn run(
             }
         })
         .collect();
-    let results: Vec<(pyward::Result<Outcome>, Option<PathBuf>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = sources
-            .into_iter()
-            .zip(&out_paths)
-            .map(|(code, out_path)| {
-                let out_name = out_path
-                    .file_name()
-                    .map_or("figure.png".into(), |n| n.to_string_lossy().into_owned());
-                let mut job = Job::new(code).out_name(out_name);
-                if let Some(dir) = &src {
-                    job = job.src_dir(dir);
+
+    // Read and gate every file before a pool is warmed: a refused file costs
+    // microseconds, not a warm-up.
+    let mut reports: Vec<Option<Report>> = Vec::new();
+    let mut jobs: Vec<(usize, Job)> = Vec::new();
+    for (i, (file, out_path)) in files.iter().zip(&out_paths).enumerate() {
+        let code = match read_source(file) {
+            Ok(code) => code,
+            Err(e) => {
+                if !as_json {
+                    eprintln!("pyward: cannot read {}: {e}", file.display());
+                    return EXIT_USAGE;
                 }
-                let (executor, recorder) = (&executor, &recorder);
-                scope.spawn(move || run_and_record(executor, recorder.as_ref(), job))
+                let error =
+                    pyward::Error::InvalidJob(format!("cannot read {}: {e}", file.display()));
+                reports.push(Some(Report::from_error(&error, policy.gate_enabled())));
+                continue;
+            }
+        };
+        let checked = gate::check_bytes(&code, &policy);
+        if !matches!(&checked, Ok(v) if v.is_allowed()) {
+            reports.push(Some(
+                Report::from_check(&checked, &policy).as_run(policy.gate_enabled()),
+            ));
+            continue;
+        }
+        let out_name = out_path
+            .file_name()
+            .map_or("figure.png".into(), |n| n.to_string_lossy().into_owned());
+        let mut job = Job::new(code).out_name(out_name);
+        if let Some(dir) = &src {
+            job = job.src_dir(dir);
+        }
+        reports.push(None);
+        jobs.push((i, job));
+    }
+
+    let mut warmup = None;
+    if !jobs.is_empty() {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let workers = workers.unwrap_or_else(|| jobs.len().clamp(1, cores));
+        let gate_enabled = policy.gate_enabled();
+        let built = Executor::builder()
+            .workers(workers)
+            .timeout(Duration::from_secs_f64(timeout))
+            .memory_limit_mib(memory)
+            .policy(policy)
+            .isolation(if fresh {
+                Isolation::Fresh
+            } else {
+                Isolation::Reuse
             })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("job thread"))
-            .collect()
-    });
+            .build();
+        match built {
+            Ok(executor) => {
+                let warm = executor.warmup().clone();
+                warmup = Some(warm.total);
+                if !as_json {
+                    let per: Vec<String> = warm
+                        .per_worker_ms
+                        .iter()
+                        .map(|m| format!("{m:.0} ms"))
+                        .collect();
+                    println!(
+                        "pool: {} worker(s) warm in {:.0} ms (each: {})",
+                        executor.workers(),
+                        ms(warm.total),
+                        per.join(", ")
+                    );
+                }
+                // Several files run concurrently, one thread each, on the shared pool.
+                let done: Vec<(usize, Report)> = std::thread::scope(|scope| {
+                    let handles: Vec<_> = jobs
+                        .drain(..)
+                        .map(|(i, job)| {
+                            let (executor, recorder) = (&executor, &recorder);
+                            scope.spawn(move || {
+                                (i, run_and_record(executor, recorder.as_ref(), job))
+                            })
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().expect("job thread"))
+                        .collect()
+                });
+                for (i, report) in done {
+                    reports[i] = Some(report);
+                }
+            }
+            Err(e) => {
+                if !as_json {
+                    eprintln!("pyward: cannot start the pool: {e}");
+                    return EXIT_INFRA;
+                }
+                for (i, _) in jobs.drain(..) {
+                    reports[i] = Some(Report::from_error(&e, gate_enabled));
+                }
+            }
+        }
+    }
 
     let mut worst = 0;
-    for ((file, out_path), (result, record)) in files.iter().zip(&out_paths).zip(results) {
-        let code = report(
-            file,
-            out_path,
-            result,
-            record.as_deref(),
-            as_json,
-            warm.total,
-        );
-        worst = worst.max(code);
+    for ((file, out_path), report) in files.iter().zip(&out_paths).zip(reports) {
+        let report = report.expect("every file has a report");
+        worst = worst.max(finish(file, out_path, report, as_json, warmup));
     }
     worst
 }
 
 /// Runs one job and writes its record (a record that cannot be written is reported on
-/// stderr; it does not change the job's result).
-fn run_and_record(
-    executor: &Executor,
-    recorder: Option<&Recorder>,
-    job: Job,
-) -> (pyward::Result<Outcome>, Option<PathBuf>) {
+/// stderr; it does not change the job's result). Artifacts stay embedded until written.
+fn run_and_record(executor: &Executor, recorder: Option<&Recorder>, job: Job) -> Report {
     let result = executor.run(job.clone());
-    let record = match (&result, recorder) {
-        (Ok(outcome), Some(r)) => {
-            let attempts = [Attempt {
-                code: job.code().to_vec(),
-                outcome: outcome.clone(),
-            }];
-            r.record(executor, &job, &attempts)
-                .map_err(|e| eprintln!("pyward: cannot write the run record: {e}"))
-                .ok()
-        }
-        _ => None,
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(e) => return Report::from_error(&e, executor.policy().gate_enabled()),
     };
-    (result, record)
+    let mut report = Report::from_outcome(&outcome, true);
+    if let Some(r) = recorder {
+        let attempts = [Attempt {
+            code: job.code().to_vec(),
+            outcome,
+        }];
+        match r.record(executor, &job, &attempts) {
+            Ok(dir) => report.set_record(dir.display().to_string()),
+            Err(e) => eprintln!("pyward: cannot write the run record: {e}"),
+        }
+    }
+    report
 }
 
-fn report(
+/// Writes the report's artifacts next to `out_path`, prints it, and returns its exit
+/// code.
+fn finish(
     file: &Path,
     out_path: &Path,
-    result: pyward::Result<Outcome>,
-    record: Option<&Path>,
+    mut report: Report,
     as_json: bool,
-    warmup: Duration,
+    warmup: Option<Duration>,
 ) -> u8 {
-    let outcome = match result {
-        Ok(o) => o,
-        Err(e) => {
-            let status = if matches!(e, pyward::Error::InvalidJob(_)) {
-                "bad_input"
-            } else {
-                "error"
-            };
-            if as_json {
-                println!(
-                    "{}",
-                    json!({"file": file, "status": status, "feedback": e.to_string()})
-                );
-            } else {
-                eprintln!("{}: {status}: {e}", file.display());
-            }
-            return if status == "bad_input" {
-                EXIT_JOB_FAILED
-            } else {
-                EXIT_INFRA
-            };
-        }
-    };
-    let mut artifacts = Vec::new();
+    report = report.with_file(file.display().to_string());
     let out_dir = out_path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    for a in outcome.artifacts() {
-        let path = if Some(a.name.as_str()) == out_path.file_name().and_then(|n| n.to_str()) {
-            out_path.to_path_buf()
-        } else {
-            out_dir.join(&a.name)
-        };
-        if let Err(e) =
-            std::fs::create_dir_all(out_dir).and_then(|()| std::fs::write(&path, &a.bytes))
-        {
-            eprintln!("pyward: cannot write {}: {e}", path.display());
-            return EXIT_INFRA;
+    if let Some(run) = report.run.as_mut() {
+        if let Some(t) = run.timings_ms.as_mut() {
+            t.pool_warmup = warmup.map(ms);
         }
-        artifacts.push((a, path));
+        for a in &mut run.artifacts {
+            let path = if Some(a.name.as_str()) == out_path.file_name().and_then(|n| n.to_str()) {
+                out_path.to_path_buf()
+            } else {
+                out_dir.join(&a.name)
+            };
+            let bytes = a.data().unwrap_or_default();
+            if let Err(e) =
+                std::fs::create_dir_all(out_dir).and_then(|()| std::fs::write(&path, &bytes))
+            {
+                eprintln!("pyward: cannot write {}: {e}", path.display());
+                return EXIT_INFRA;
+            }
+            a.data_base64 = None;
+            a.path = Some(path.display().to_string());
+        }
     }
-    let t = &outcome.timings;
     if as_json {
-        let violations = match outcome.failure() {
-            Some(JobFailure::Rejected { violations, .. }) => violations_json(violations),
-            _ => json!([]),
-        };
-        let error = match outcome.failure() {
-            Some(JobFailure::PythonError(e)) => {
-                json!({"type": e.type_name, "message": e.message, "line": e.line, "traceback": e.traceback, "stderr_tail": e.stderr_tail})
+        print_json(&report);
+        return exit_code(&report);
+    }
+    let shown = file.display();
+    match report.status.as_str() {
+        "ok" => {
+            for a in report.run.iter().flat_map(|r| &r.artifacts) {
+                let dims = std::fs::read(a.path.as_deref().unwrap_or_default())
+                    .ok()
+                    .and_then(|b| pyward::validate::png_dimensions(&b))
+                    .map(|(w, h)| format!(", {w}x{h} px"))
+                    .unwrap_or_default();
+                println!(
+                    "{shown}: wrote {} ({} bytes, {}{dims})",
+                    a.path.as_deref().unwrap_or_default(),
+                    a.bytes,
+                    a.media_type
+                );
             }
-            Some(f) => json!({"type": f.status(), "message": f.to_string(), "line": null}),
-            None => Value::Null,
-        };
-        let value = json!({
-            "file": file,
-            "status": outcome.status(),
-            "violations": violations,
-            "error": error,
-            "artifacts": artifacts.iter().map(|(a, p)| json!({"name": a.name, "path": p, "bytes": a.bytes.len(), "media_type": a.media_type})).collect::<Vec<_>>(),
-            "stdout": outcome.stdout,
-            "feedback": outcome.feedback().unwrap_or_default(),
-            "seed": outcome.seed,
-            "record": record,
-            "gate": if outcome.gate_enabled { "on" } else { "off" },
-            "worker": outcome.worker.as_ref().map(|w| json!({"slot": w.slot, "pid": w.pid, "sandbox": w.sandbox})),
-            "retired": outcome.retired,
-            "timings_ms": {"queue": ms(t.queue), "gate": ms(t.gate), "stage": ms(t.stage), "exec": ms(t.exec), "validate": ms(t.validate), "total": ms(t.total), "pool_warmup": ms(warmup)},
-        });
-        println!("{value}");
-    } else {
-        match &outcome.result {
-            Ok(_) => {
-                for (a, p) in &artifacts {
-                    let dims = pyward::validate::png_dimensions(&a.bytes)
-                        .map(|(w, h)| format!(", {w}x{h} px"))
-                        .unwrap_or_default();
-                    println!(
-                        "{}: wrote {} ({} bytes, {}{dims})",
-                        file.display(),
-                        p.display(),
-                        a.bytes.len(),
-                        a.media_type
-                    );
-                }
-            }
-            Err(f) => println!("{}: {}\n{}", file.display(), f.status(), f.feedback()),
         }
-        if !outcome.stdout.is_empty() {
+        STATUS_INPUT_ERROR | STATUS_INFRASTRUCTURE_ERROR => {
+            eprintln!("{shown}: {}: {}", report.status, report.feedback);
+        }
+        status => println!("{shown}: {status}\n{}", report.feedback),
+    }
+    if let Some(run) = &report.run {
+        if !run.stdout.is_empty() {
             println!(
                 "  stdout: {}",
-                outcome.stdout.trim_end().replace('\n', "\n          ")
+                run.stdout.trim_end().replace('\n', "\n          ")
             );
         }
-        println!(
-            "  timings: queue {:.2} ms, gate {:.3} ms, exec {:.1} ms, total {:.1} ms (pool warm-up {:.0} ms)",
-            ms(t.queue), ms(t.gate), ms(t.exec), ms(t.total), ms(warmup)
-        );
+        if let Some(t) = &run.timings_ms {
+            let warm = t
+                .pool_warmup
+                .map(|w| format!(" (pool warm-up {w:.0} ms)"))
+                .unwrap_or_default();
+            println!(
+                "  timings: queue {:.2} ms, gate {:.3} ms, exec {:.1} ms, total {:.1} ms{warm}",
+                t.queue, t.gate, t.exec, t.total
+            );
+        }
+        if let Some(record) = &run.record {
+            println!("  record: {record}");
+        }
     }
-    if outcome.is_success() {
-        0
-    } else {
-        EXIT_JOB_FAILED
-    }
+    exit_code(&report)
 }
 
 fn doctor() -> u8 {

@@ -20,6 +20,7 @@ use super::zygote::{Forked, ZygoteCell};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::outcome::RetireReason;
+use crate::outcome::WorkerExit;
 use crate::protocol::{self, HostMsg, InitMsg, ReadyMsg, WorkerMsg, PROTOCOL_VERSION};
 use crate::sandbox::{Rlimits, SandboxSpec};
 use crate::workspace::SlotDirs;
@@ -53,12 +54,13 @@ pub(crate) struct WorkerProcess {
 pub(crate) fn locate_worker(config: &Config) -> Result<PathBuf> {
     let mut tried = Vec::new();
     let mut candidates: Vec<PathBuf> = Vec::new();
+    // An explicit choice is the only candidate: a wrong one fails loudly instead of
+    // falling through to whatever lies next to the executable.
     if let Some(p) = &config.worker_program {
         candidates.push(p.clone());
+    } else if let Some(p) = std::env::var_os("PYWARD_WORKER") {
+        candidates.push(PathBuf::from(p));
     } else {
-        if let Some(p) = std::env::var_os("PYWARD_WORKER") {
-            candidates.push(PathBuf::from(p));
-        }
         if let Ok(exe) = std::env::current_exe() {
             if let Some(dir) = exe.parent() {
                 candidates.push(dir.join("pyward-worker"));
@@ -407,30 +409,11 @@ pub(crate) enum RecvError {
 }
 
 /// "signal 11 (SIGSEGV)" or "exit code 3".
-pub(crate) fn describe_exit(status: Option<ExitStatus>) -> String {
-    match status {
-        Some(s) => match (s.code(), s.signal()) {
-            (Some(code), _) => format!("exit code {code}"),
-            (None, Some(sig)) => format!("signal {sig} ({})", signal_name(sig)),
-            _ => "unknown exit".into(),
-        },
-        None => "exit status unknown".into(),
-    }
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGILL => "SIGILL",
-        libc::SIGSYS => "SIGSYS",
-        libc::SIGXFSZ => "SIGXFSZ",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGTERM => "SIGTERM",
-        _ => "other",
+pub(crate) fn describe_exit(status: Option<ExitStatus>) -> WorkerExit {
+    match status.map(|s| (s.code(), s.signal())) {
+        Some((Some(code), _)) => WorkerExit::Code { code },
+        Some((None, Some(number))) => WorkerExit::Signal { number },
+        _ => WorkerExit::Unknown,
     }
 }
 

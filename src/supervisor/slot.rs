@@ -384,8 +384,11 @@ impl Slot {
                 let status = w.reap(Duration::from_millis(200));
                 let stderr_tail = tail_chars(&w.stderr_tail(), STDERR_TAIL_CHARS);
                 drop(w);
-                let cause = format!("{}; {why}", describe_exit(status));
-                Err(JobFailure::WorkerCrashed { cause, stderr_tail })
+                Err(JobFailure::WorkerCrashed {
+                    exit: describe_exit(status),
+                    detail: why,
+                    stderr_tail,
+                })
             }
             Answer::Protocol(message) => {
                 lost(slot_worker);
