@@ -7,12 +7,10 @@ use crate::gate::Policy;
 use crate::protocol::PythonEnv;
 use crate::sandbox::SandboxMode;
 
-/// Release builds refuse to start workers the kernel cannot fully confine; debug builds
-/// (development machines with older kernels) apply what they can and report it.
-#[cfg(not(debug_assertions))]
+/// Workers the kernel cannot fully confine do not start, in every build profile: no
+/// behaviour depends on how the caller compiled. Development machines with older
+/// kernels opt into [`SandboxMode::BestEffort`] explicitly.
 const DEFAULT_SANDBOX: SandboxMode = SandboxMode::Require;
-#[cfg(debug_assertions)]
-const DEFAULT_SANDBOX: SandboxMode = SandboxMode::BestEffort;
 
 /// What `run` does when the queue is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +82,18 @@ pub struct Config {
 #[derive(Debug, Clone)]
 pub struct ExecutorBuilder {
     config: Config,
+    python: PythonSource,
+}
+
+/// Where the workers' Python comes from, resolved at `build()`.
+#[derive(Debug, Clone)]
+enum PythonSource {
+    /// `PYWARD_PYTHON` if set, else the build's interpreter.
+    Default,
+    /// An interpreter to probe ([`ExecutorBuilder::python`]).
+    Executable(PathBuf),
+    /// Given as is ([`ExecutorBuilder::python_env`]).
+    Env(PythonEnv),
 }
 
 impl Default for ExecutorBuilder {
@@ -114,6 +124,7 @@ impl Default for ExecutorBuilder {
                 scratch_bytes: 256 << 20,
                 scratch_files: 4096,
             },
+            python: PythonSource::Default,
         }
     }
 }
@@ -165,9 +176,23 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Where workers find Python. Default: the interpreter `build.rs` found.
+    /// The Python installation workers embed, given by its `python` executable (a
+    /// virtualenv's `bin/python` with numpy, matplotlib, scipy and pandas). For
+    /// deployment: a binary built on one machine runs on another only where the build
+    /// machine's Python paths exist; this (or the `PYWARD_PYTHON` environment variable,
+    /// [`PYTHON_ENV_VAR`](crate::PYTHON_ENV_VAR)) points it at the local one. It must be
+    /// the same `major.minor` the binary was built against; `build()` checks
+    /// ([`PythonEnv::probe`]). Default: `PYWARD_PYTHON` if set, else the interpreter pyo3
+    /// linked against at build time.
+    pub fn python(mut self, executable: impl Into<PathBuf>) -> Self {
+        self.python = PythonSource::Executable(executable.into());
+        self
+    }
+
+    /// Where workers find Python, given as is (see [`ExecutorBuilder::python`] for the
+    /// checked way).
     pub fn python_env(mut self, env: PythonEnv) -> Self {
-        self.config.python = env;
+        self.python = PythonSource::Env(env);
         self
     }
 
@@ -299,8 +324,19 @@ impl ExecutorBuilder {
         crate::Executor::start(config)
     }
 
+    /// The validated configuration, for unit tests of the modules that read it.
+    #[cfg(test)]
+    pub(crate) fn validated_for_tests(self) -> Config {
+        self.validated().expect("default settings are valid")
+    }
+
     fn validated(self) -> crate::Result<Config> {
-        let c = self.config;
+        let mut c = self.config;
+        c.python = match self.python {
+            PythonSource::Default => PythonEnv::from_env_or_build()?,
+            PythonSource::Executable(exe) => PythonEnv::probe(exe)?,
+            PythonSource::Env(env) => env,
+        };
         let bad = |m: &str| Err(crate::Error::Config(m.to_string()));
         if c.workers == 0 || c.workers > 256 {
             return bad("workers must be between 1 and 256");
@@ -323,19 +359,5 @@ impl ExecutorBuilder {
             return bad("python environment has no sys.path entries");
         }
         Ok(c)
-    }
-}
-
-impl PythonEnv {
-    /// The interpreter found by `build.rs` when this crate was compiled.
-    pub fn from_build() -> PythonEnv {
-        PythonEnv {
-            home: env!("PYWARD_BUILD_PYTHON_HOME").to_string(),
-            paths: env!("PYWARD_BUILD_PYTHON_PATHS")
-                .split(':')
-                .filter(|p| !p.is_empty())
-                .map(String::from)
-                .collect(),
-        }
     }
 }

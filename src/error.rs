@@ -32,6 +32,15 @@ pub enum Error {
         /// Every path tried.
         looked_in: Vec<PathBuf>,
     },
+    /// The worker program comes from another pyward build than this library (its
+    /// protocol may differ); it refused to run.
+    #[error("the worker program {program} was built from another pyward build than this library ({detail}). Rebuild it together with your program (`cargo build` builds both), or point PYWARD_WORKER / ExecutorBuilder::worker_program at the one from this build")]
+    WorkerMismatch {
+        /// The worker program.
+        program: String,
+        /// Both build ids, as the worker reported them.
+        detail: String,
+    },
     /// The Python environment the workers need is missing or broken.
     #[error("python environment unusable: {0}")]
     Python(String),
@@ -125,6 +134,7 @@ impl Error {
             Error::QueueFull { .. } => "queue_full",
             Error::Config(_) => "config",
             Error::WorkerNotFound { .. } => "worker_not_found",
+            Error::WorkerMismatch { .. } => "worker_mismatch",
             Error::Python(_) => "python",
             Error::PackageMissing(_) => "package_missing",
             Error::Spawn(_) => "spawn",

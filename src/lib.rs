@@ -71,14 +71,15 @@ mod fdpass;
 pub mod gate;
 mod job;
 mod outcome;
+#[doc(hidden)]
 pub mod protocol;
+mod python_env;
 pub mod record;
 mod repair;
 pub mod report;
 pub mod sandbox;
 mod supervisor;
 pub mod validate;
-#[doc(hidden)]
 pub mod worker;
 mod workspace;
 
@@ -92,6 +93,6 @@ pub use outcome::{
     Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement, Timings, WorkerExit,
     WorkerInfo, STDERR_TAIL_CHARS,
 };
-pub use protocol::PythonEnv;
+pub use python_env::{PythonEnv, PYTHON_ENV_VAR};
 pub use repair::{Attempt, Feedback, Repaired};
 pub use supervisor::{CancelHandle, Executor, JobFuture, PoolWarmup};

@@ -20,14 +20,7 @@ pub const PROTOCOL_VERSION: u32 = 4;
 /// Largest frame either side accepts (a message or one artifact), in bytes.
 pub const MAX_FRAME: usize = 256 * 1024 * 1024;
 
-/// Where the worker's embedded interpreter finds its standard library and packages.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct PythonEnv {
-    /// `sys.base_prefix` of the interpreter the worker was linked against.
-    pub home: String,
-    /// The complete `sys.path`: stdlib, lib-dynload, the virtualenv's site-packages.
-    pub paths: Vec<String>,
-}
+pub use crate::python_env::PythonEnv;
 
 /// The worker's fixed directories; Landlock rules can only narrow, so they never change.
 #[derive(Serialize, Deserialize, Clone, Debug)]

@@ -461,11 +461,33 @@ fn doctor() -> u8 {
         if support.no_new_privs { "yes" } else { "no" },
         if support.require_ok { "succeed" } else { "fail" },
     );
-    let env = pyward::PythonEnv::from_build();
+    let from_var = std::env::var_os(pyward::PYTHON_ENV_VAR).filter(|v| !v.is_empty());
+    let env = match &from_var {
+        None => pyward::PythonEnv::from_build(),
+        Some(path) => match pyward::PythonEnv::probe(path) {
+            Ok(env) => env,
+            Err(e) => {
+                println!("python: {} is unusable: {e}", pyward::PYTHON_ENV_VAR);
+                return EXIT_INFRA;
+            }
+        },
+    };
+    let origin = if from_var.is_some() {
+        pyward::PYTHON_ENV_VAR
+    } else {
+        "the build"
+    };
+    println!(
+        "python: {} {} (from {origin}; workers built for {})",
+        env.executable,
+        env.version,
+        pyward::PythonEnv::from_build().minor_version()
+    );
     println!("python home: {}", env.home);
     for p in &env.paths {
         println!("  sys.path: {p}");
     }
+    println!("worker build: {}", pyward::worker::BUILD_ID);
     let executor = match Executor::builder().workers(1).build() {
         Ok(e) => e,
         Err(e) => {

@@ -38,6 +38,17 @@ pub struct Executor {
     pool: Arc<Pool>,
 }
 
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("workers", &self.pool.config.workers)
+            .field("isolation", &self.pool.config.isolation)
+            .field("worker_pids", &self.worker_pids())
+            .field("work_root", &self.pool.root.path())
+            .finish_non_exhaustive()
+    }
+}
+
 /// What every clone of an [`Executor`] shares.
 struct Pool {
     config: Arc<Config>,
@@ -75,7 +86,10 @@ impl Executor {
 
     pub(crate) fn start(config: Config) -> Result<Executor> {
         let started = Instant::now();
+        let mut config = config;
         let program = process::locate_worker(&config)?;
+        // Resolved once: every start-up message names the program really used.
+        config.worker_program = Some(program.clone());
         let mut tmp = tempfile::Builder::new();
         tmp.prefix("pyward-");
         let root = match &config.work_dir {

@@ -22,7 +22,9 @@ use crate::error::{Error, Result};
 use crate::outcome::RetireReason;
 use crate::outcome::WorkerExit;
 use crate::protocol::{self, HostMsg, InitMsg, ReadyMsg, WorkerMsg, PROTOCOL_VERSION};
+use crate::python_env::PythonEnv;
 use crate::sandbox::{Rlimits, SandboxSpec};
+use crate::worker;
 use crate::workspace::SlotDirs;
 
 /// Bytes of a worker's stderr kept (the newest).
@@ -60,6 +62,9 @@ pub(crate) fn locate_worker(config: &Config) -> Result<PathBuf> {
         candidates.push(p.clone());
     } else if let Some(p) = std::env::var_os("PYWARD_WORKER") {
         candidates.push(PathBuf::from(p));
+    } else if crate::worker::self_hosted() {
+        // The host opted in with `worker::run_if_worker()`.
+        candidates.extend(std::env::current_exe().ok());
     } else {
         if let Ok(exe) = std::env::current_exe() {
             if let Some(dir) = exe.parent() {
@@ -82,9 +87,16 @@ pub(crate) fn locate_worker(config: &Config) -> Result<PathBuf> {
 
 /// The command that starts a worker (or a zygote) for `dirs`: an environment built from
 /// nothing, the working directory, its own process group. Stdio is the caller's.
-pub(crate) fn worker_command(program: &Path, dirs: &SlotDirs, mpl_config: &Path) -> Command {
+pub(crate) fn worker_command(
+    program: &Path,
+    dirs: &SlotDirs,
+    mpl_config: &Path,
+    python: &PythonEnv,
+) -> Command {
     let mut cmd = Command::new(program);
     cmd.env_clear()
+        // Marks the process as a worker of exactly this library build.
+        .env(worker::BUILD_ID_ENV, worker::BUILD_ID)
         .env("PATH", "/usr/bin:/bin")
         .env("HOME", &dirs.home)
         .env("TMPDIR", &dirs.tmp)
@@ -107,7 +119,66 @@ pub(crate) fn worker_command(program: &Path, dirs: &SlotDirs, mpl_config: &Path)
             cmd.env(name, v);
         }
     }
+    // A run-time Python override (another machine's installation): its libpython,
+    // not the one at the build machine's path the binary's rpath names.
+    if python.libdir != env!("PYWARD_BUILD_PYTHON_LIBDIR") && !python.libdir.is_empty() {
+        cmd.env("LD_LIBRARY_PATH", &python.libdir);
+    }
     cmd
+}
+
+/// The error for a worker (or zygote) that did not become ready, told so that the
+/// reader can act: a build mismatch names both builds, a libpython that does not load
+/// names the Python the binary was built for, anything else names the program, the
+/// interpreter, its `sys.path` and the first lines of the worker's stderr.
+pub(crate) fn startup_error(
+    config: &Config,
+    what: &str,
+    exit: WorkerExit,
+    stderr_tail: String,
+) -> Error {
+    let program = config
+        .worker_program
+        .as_ref()
+        .map_or_else(|| "the worker program".into(), |p| p.display().to_string());
+    if exit
+        == (WorkerExit::Code {
+            code: i32::from(worker::EXIT_MISMATCH),
+        })
+    {
+        return Error::WorkerMismatch {
+            program,
+            detail: stderr_tail
+                .trim()
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .to_string(),
+        };
+    }
+    if let Some(line) = stderr_tail
+        .lines()
+        .find(|l| l.contains("error while loading shared libraries"))
+    {
+        let built = PythonEnv::from_build();
+        return Error::Python(format!(
+            "{program} cannot load its Python library ({}). It was built against Python {} \
+             with libpython in {}. Fix: install that Python there, or point \
+             {} (or ExecutorBuilder::python) at a Python {} installation on this machine",
+            line.trim(),
+            built.version,
+            built.libdir,
+            crate::PYTHON_ENV_VAR,
+            built.minor_version()
+        ));
+    }
+    Error::WorkerStartup {
+        message: format!(
+            "{what} ({exit}); program {program}; {}",
+            config.python.describe()
+        ),
+        stderr_tail,
+    }
 }
 
 /// How a worker process came to be, which decides who can wait for it.
@@ -155,7 +226,8 @@ impl WorkerProcess {
         match zygote.and_then(|z| z.fork_worker(true).map(|f| (z, f))) {
             Some((zygote, f)) => Self::start_forked(config, dirs, mpl_config, zygote, f),
             None => {
-                let (child, stdin, stdout, stderr) = spawn_cold(program, dirs, mpl_config)?;
+                let (child, stdin, stdout, stderr) =
+                    spawn_cold(program, dirs, mpl_config, &config.python)?;
                 Self::start(
                     config,
                     dirs,
@@ -247,7 +319,7 @@ impl WorkerProcess {
         };
         let init = init_msg(config, dirs, mpl_config, false);
         if let Err(e) = protocol::send(&mut worker.stdin, &init) {
-            return Err(worker.startup_failure(format!("sending init: {e}")));
+            return Err(worker.startup_failure(config, format!("sending init: {e}")));
         }
         match worker.recv_msg(Instant::now() + config.startup_timeout) {
             Ok(WorkerMsg::Ready(ready)) if ready.version == PROTOCOL_VERSION => {
@@ -274,17 +346,18 @@ impl WorkerProcess {
             Ok(other) => Err(Error::Protocol(format!(
                 "unexpected message during start-up: {other:?}"
             ))),
-            Err(RecvError::Timeout) => Err(worker.startup_failure("not ready in time".into())),
-            Err(RecvError::Closed(e)) => Err(worker.startup_failure(format!("exited ({e})"))),
+            Err(RecvError::Timeout) => {
+                Err(worker.startup_failure(config, "not ready in time".into()))
+            }
+            Err(RecvError::Closed(e)) => {
+                Err(worker.startup_failure(config, format!("worker exited during start-up: {e}")))
+            }
         }
     }
 
-    fn startup_failure(&mut self, message: String) -> Error {
+    fn startup_failure(&mut self, config: &Config, message: String) -> Error {
         let status = self.kill();
-        Error::WorkerStartup {
-            message: format!("{message}; {}", describe_exit(status)),
-            stderr_tail: self.stderr_tail(),
-        }
+        startup_error(config, &message, describe_exit(status), self.stderr_tail())
     }
 
     /// The worker's process id.
@@ -422,8 +495,9 @@ fn spawn_cold(
     program: &Path,
     dirs: &SlotDirs,
     mpl_config: &Path,
+    python: &PythonEnv,
 ) -> Result<(Child, File, File, File)> {
-    let mut cmd = worker_command(program, dirs, mpl_config);
+    let mut cmd = worker_command(program, dirs, mpl_config, python);
     // The protocol input is a socket, not a pipe: jobs pass descriptors over it.
     let (ours, theirs) = UnixStream::pair().map_err(Error::Spawn)?;
     cmd.stdin(Stdio::from(OwnedFd::from(theirs)))
@@ -541,4 +615,67 @@ pub(crate) fn sandbox_spec(config: &Config, dirs: &SlotDirs, mpl_config: &Path) 
         bytes: config.scratch_bytes,
         files: config.scratch_files,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Config {
+        let mut c = crate::Executor::builder().validated_for_tests();
+        c.worker_program = Some(PathBuf::from("/opt/app/pyward-worker"));
+        c
+    }
+
+    #[test]
+    fn a_build_mismatch_names_both_builds_and_the_fix() {
+        let stderr = "pyward-worker: this worker is pyward build 0.1.0-aaaa, the library that started it is build 0.1.0-bbbb\n";
+        let e = startup_error(
+            &config(),
+            "worker exited",
+            WorkerExit::Code { code: 78 },
+            stderr.into(),
+        );
+        let text = e.to_string();
+        assert!(matches!(e, Error::WorkerMismatch { .. }), "{text}");
+        assert!(
+            text.contains("0.1.0-aaaa") && text.contains("0.1.0-bbbb"),
+            "{text}"
+        );
+        assert!(text.contains("/opt/app/pyward-worker") && text.contains("cargo build"));
+        assert_eq!(format!("{e:?}"), text, "Debug says the same");
+    }
+
+    #[test]
+    fn a_missing_libpython_names_the_python_it_was_built_for() {
+        let stderr = "/opt/app/pyward-worker: error while loading shared libraries: libpython3.11.so.1.0: cannot open shared object file: No such file or directory\n";
+        let e = startup_error(
+            &config(),
+            "worker exited",
+            WorkerExit::Code { code: 127 },
+            stderr.into(),
+        );
+        let text = e.to_string();
+        assert!(matches!(e, Error::Python(_)), "{text}");
+        assert!(text.contains("libpython3.11.so.1.0"), "{text}");
+        assert!(text.contains(env!("PYWARD_BUILD_PYTHON_LIBDIR")), "{text}");
+        assert!(text.contains("PYWARD_PYTHON"), "{text}");
+    }
+
+    #[test]
+    fn other_start_up_failures_name_program_interpreter_paths_and_stderr() {
+        let stderr =
+            "Traceback (most recent call last):\nModuleNotFoundError: No module named 'numpy'\n";
+        let e = startup_error(
+            &config(),
+            "worker exited during start-up",
+            WorkerExit::Code { code: 70 },
+            stderr.into(),
+        );
+        let text = e.to_string();
+        assert!(text.contains("/opt/app/pyward-worker"), "{text}");
+        assert!(text.contains(env!("PYWARD_BUILD_PYTHON")), "{text}");
+        assert!(text.contains("sys.path"), "{text}");
+        assert!(text.contains("No module named 'numpy'"), "{text}");
+    }
 }

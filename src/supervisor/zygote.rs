@@ -51,7 +51,9 @@ use parking_lot::{Condvar, Mutex};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::protocol::{self, WorkerMsg, ZygoteReply, ZygoteRequest, PROTOCOL_VERSION};
-use crate::supervisor::process::{init_msg, spawn_stderr_drain, worker_command};
+use crate::supervisor::process::{
+    describe_exit, init_msg, spawn_stderr_drain, startup_error, worker_command,
+};
 use crate::workspace::SlotDirs;
 
 /// How long a zygote may take to answer one request (a fork is a few milliseconds).
@@ -213,7 +215,7 @@ impl Zygote {
         let (sock, theirs) = UnixStream::pair().map_err(Error::Spawn)?;
         let theirs = OwnedFd::from(theirs);
         let theirs_out = theirs.try_clone().map_err(Error::Spawn)?;
-        let mut cmd = worker_command(program, dirs, mpl_config);
+        let mut cmd = worker_command(program, dirs, mpl_config, &config.python);
         cmd.stdin(Stdio::from(theirs))
             .stdout(Stdio::from(theirs_out))
             .stderr(Stdio::piped());
@@ -238,11 +240,10 @@ impl Zygote {
                 Ok(zygote)
             }
             other => {
-                zygote.kill();
-                Err(Error::WorkerStartup {
-                    message: format!("zygote did not start: {other:?}"),
-                    stderr_tail: String::from_utf8_lossy(&tail.lock()).into_owned(),
-                })
+                let status = zygote.kill();
+                let stderr = String::from_utf8_lossy(&tail.lock()).into_owned();
+                let what = format!("zygote did not start: {other:?}");
+                Err(startup_error(config, &what, describe_exit(status), stderr))
             }
         }
     }
@@ -305,14 +306,16 @@ impl Zygote {
         self.kill();
     }
 
-    fn kill(mut self) {
+    /// Kills the zygote's process group and reaps it; returns how it ended.
+    fn kill(mut self) -> Option<std::process::ExitStatus> {
         // SAFETY: kill(2) of the zygote's own process group (spawned with
         // process_group(0)); it is ours until reaped below.
         unsafe {
             libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
         }
-        let _ = self.child.wait();
+        let status = self.child.wait().ok();
         self.finish();
+        status
     }
 
     fn finish(&mut self) {

@@ -1,8 +1,34 @@
-//! The worker process: embeds CPython, warms up, confines itself, then runs jobs.
+//! The worker program: embeds CPython, warms up, confines itself, then runs jobs.
 //!
-//! It is a separate program (`pyward-worker`) rather than the host binary re-entered in
-//! worker mode: the host is the caller's backend, whose `main` we do not own, and a
-//! small dedicated program keeps the syscall surface that seccomp must allow small.
+//! The supervisor starts workers as separate processes of a program that calls
+//! [`main`]. A crate that depends on pyward gets one in either of two ways:
+//!
+//! - **A worker binary (recommended).** Two lines in `src/bin/pyward-worker.rs`:
+//!
+//!   ```no_run
+//!   fn main() -> std::process::ExitCode {
+//!       pyward::worker::main()
+//!   }
+//!   ```
+//!
+//!   `cargo build` puts `pyward-worker` next to your own binary, where the executor
+//!   looks for it (build both: `cargo run --bin app` builds only `app`).
+//! - **Your own binary as the worker.** [`run_if_worker`] as the first line of `main`:
+//!   when the executor starts your program as a worker, the call never returns; otherwise
+//!   it returns at once and the executor starts workers from your executable.
+//!
+//! The trade-off, honestly: seccomp limits which system calls a worker makes, not
+//! which code it has mapped. A dedicated worker maps only pyward, pyo3 and libpython;
+//! your own binary also maps everything it links (an HTTP stack, a database client...),
+//! more code for an attacker who already escaped the Python layers to reuse, and any
+//! code that runs before `main` (a `#[tokio::main]` runtime, static constructors) runs
+//! in the worker before it is confined. pyward refuses to become a worker in a
+//! process that already runs other threads. Use the dedicated binary for production,
+//! the single binary where one artifact matters more.
+//!
+//! Either way the worker and the library must come from the same build: the worker
+//! compares its build id with the one the executor passes at start-up and refuses to
+//! run on a mismatch ([`Error::WorkerMismatch`](crate::Error::WorkerMismatch)).
 //!
 //! File descriptors: the supervisor talks on the worker's stdin and stdout. Before
 //! anything else the worker moves the protocol to fresh descriptors, points fd 0 at
@@ -34,23 +60,102 @@ const PRELUDE: &str = include_str!("../../python/prelude.py");
 const RENDER_ONCE: &str = include_str!("../../python/render_once.py");
 const STATE_GUARD: &str = include_str!("../../python/state_guard.py");
 
-/// Entry point of the `pyward-worker` program.
+/// The environment variable the supervisor sets on every process it starts as a worker
+/// (or zygote). Its value is the library's build id.
+pub(crate) const BUILD_ID_ENV: &str = "PYWARD_WORKER_BUILD_ID";
+
+/// This library's build id: a hash of the crate's sources, the same in a worker program
+/// and a host built from the same pyward.
+pub const BUILD_ID: &str = env!("PYWARD_BUILD_ID");
+
+/// Exit code of a worker refusing to run for the wrong library build (`EX_CONFIG`).
+pub(crate) const EXIT_MISMATCH: u8 = 78;
+
+/// Set by [`run_if_worker`]: the executor may start workers from the current executable.
+static SELF_HOSTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process opted in to serve as its own worker program.
+pub(crate) fn self_hosted() -> bool {
+    SELF_HOSTED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Makes this program its own worker: call it as the **first line** of `main`, before
+/// any thread or async runtime starts (with `#[tokio::main]` the runtime already runs:
+/// write `main` by hand and build the runtime after this call).
+///
+/// In a process the executor started as a worker it runs the worker and exits; it never
+/// returns. Anywhere else it returns at once, and from then on executors in this
+/// process start workers from the current executable (unless
+/// [`ExecutorBuilder::worker_program`](crate::ExecutorBuilder::worker_program) or
+/// `PYWARD_WORKER` names another program). See the [module docs](self) for the
+/// trade-off against a dedicated worker binary.
+pub fn run_if_worker() {
+    if std::env::var_os(BUILD_ID_ENV).is_none() {
+        SELF_HOSTED.store(true, std::sync::atomic::Ordering::Relaxed);
+        return;
+    }
+    if let Some(n) = other_threads() {
+        eprintln!(
+            "pyward-worker: this process already runs {n} other thread(s); call \
+             pyward::worker::run_if_worker() first in main, before any runtime starts"
+        );
+        std::process::exit(70);
+    }
+    std::process::exit(i32::from(serve_process()));
+}
+
+/// The number of threads besides this one, when there are any.
+fn other_threads() -> Option<usize> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let n: usize = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))?
+        .trim()
+        .parse()
+        .ok()?;
+    (n > 1).then(|| n - 1)
+}
+
+/// Entry point of a worker program (see the [module docs](self)): serves the supervisor
+/// that started it on stdin/stdout, then returns the process's exit code.
 pub fn main() -> ExitCode {
+    ExitCode::from(serve_process())
+}
+
+/// The worker process from start to exit; returns its exit code.
+fn serve_process() -> u8 {
     let started = Instant::now();
+    match std::env::var(BUILD_ID_ENV) {
+        Ok(expected) if expected == BUILD_ID => {}
+        Ok(expected) => {
+            eprintln!(
+                "pyward-worker: this worker is pyward build {BUILD_ID}, the library that \
+                 started it is build {expected}"
+            );
+            return EXIT_MISMATCH;
+        }
+        Err(_) => {
+            eprintln!(
+                "pyward-worker: this program is started by the pyward library \
+                 (Executor::builder().build()), not by hand"
+            );
+            return 2;
+        }
+    }
     let (input, output) = match take_protocol_fds() {
         Ok(fds) => fds,
         Err(e) => {
             eprintln!("pyward-worker: cannot set up descriptors: {e}");
-            return ExitCode::from(70);
+            return 70;
         }
     };
     let mut input = BufReader::new(FdReader::new(input));
     let mut output = BufWriter::new(output);
     match serve(&mut input, &mut output, started) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("pyward-worker: {e}");
-            ExitCode::from(70)
+            70
         }
     }
 }

@@ -1,0 +1,18 @@
+# Describes this interpreter for pyward: run by build.rs (the Python pyward is built
+# against) and by PythonEnv::probe (a run-time override), both with `-I`.
+import json, os, sys, sysconfig
+# The interpreter's own sys.path under -I: stdlib, lib-dynload and, because `site` ran,
+# the virtualenv's site-packages; the worker sets exactly these.
+seen = []
+for p in sys.path:
+    if p and p not in seen and os.path.isdir(p):
+        seen.append(p)
+print(json.dumps({
+    'executable': sys.executable,
+    'libdir': sysconfig.get_config_var('LIBDIR'),
+    'home': sys.base_prefix,
+    'prefix': sys.prefix,
+    'paths': seen,
+    'version': '%d.%d.%d' % sys.version_info[:3],
+    'shared': bool(sysconfig.get_config_var('Py_ENABLE_SHARED')),
+}))
