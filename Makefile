@@ -18,18 +18,18 @@ $(VENV)/.installed: python/requirements.txt
 venv: $(VENV)/.installed
 
 build: venv
-	cargo build --release --bins
+	cargo build --release --workspace --bins
 
 demo: build
 	./target/release/pyward run examples/plot_sales.py examples/plot_scan.py \
 		--src examples/data --out demo-out
 
 test: venv
-	cargo test
+	cargo test --workspace
 
 lint: venv
-	cargo fmt --check
-	cargo clippy --all-targets -- -D warnings
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
 
 # Every bench in sequence, then the report (docs/bench/REPORT.md and chart.png, the chart
 # drawn by a pyward job). About 5-10 minutes on 2 cores. A quick trial:
@@ -39,14 +39,14 @@ BENCHES     := warm_vs_cold recycle throughput memory modes gate
 
 bench: venv
 	rm -rf $(or $(CARGO_TARGET_DIR),target)/pyward-bench
-	cargo build --release --bins
+	cargo build --release --workspace --bins
 	set -e; for b in $(BENCHES); do \
 		PYWARD_BENCH_SCALE=$(BENCH_SCALE) cargo bench --bench $$b; \
 	done
 	cargo run --release --example bench_report
 
 soak: venv
-	cargo build --release --bins
+	cargo build --release --workspace --bins
 	cargo run --release --example soak -- 10000 8 2
 
 clean:

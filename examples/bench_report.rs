@@ -5,7 +5,7 @@
 //!
 //! Run: `cargo run --release --example bench_report [-- OUT_DIR]` after the benches
 //! (`make bench` runs all of them and then this). Needs the `pyward-worker` program
-//! next to the example's directory (`cargo build --release --bins`) or in `PYWARD_WORKER`.
+//! next to the example's directory (`cargo build --release --workspace --bins`) or in `PYWARD_WORKER`.
 //!
 //! Report layout: one section per bench, one table per metric; workloads are lines,
 //! variants are columns, and each row's ratios (`ratio`, relative to `ratio_vs`) are
@@ -146,7 +146,7 @@ fn render_chart(files: &[BenchFile], trial: bool) -> Vec<u8> {
         .zygote(false)
         .timeout(Duration::from_secs(60))
         .build()
-        .expect("pyward starts (is pyward-worker built? cargo build --release --bins)");
+        .expect("pyward starts (is pyward-worker built? cargo build --release --workspace --bins)");
     let outcome = exec
         .run(Job::new(code).src_bytes("results.csv", csv))
         .expect("the executor runs the chart job");

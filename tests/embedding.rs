@@ -100,16 +100,3 @@ fn the_python_can_be_chosen_at_run_time_and_a_wrong_one_is_named() {
     assert_eq!(env.version, pyward::PythonEnv::from_build().version);
     assert!(env.paths.iter().any(|p| p.contains("site-packages")));
 }
-
-/// `PYWARD_PYTHON` reaches the CLI (and `doctor` says which Python it uses).
-#[test]
-fn pyward_python_variable_is_used_and_reported() {
-    let out = Command::new(env!("CARGO_BIN_EXE_pyward"))
-        .arg("doctor")
-        .env("PYWARD_PYTHON", "/nonexistent/python3")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_ne!(out.status.code(), Some(0));
-    assert!(text.contains("/nonexistent/python3"), "{text}");
-}

@@ -1,13 +1,14 @@
 //! The `pyward` command line: one JSON report shape (validated against the published
 //! schema), exit codes, stdin, and the two example figures.
 
-mod common;
+#[path = "../../tests/common/schema.rs"]
+mod schema;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::assert_valid_report;
+use schema::assert_valid_report;
 use serde_json::Value;
 
 fn pyward() -> Command {
@@ -15,7 +16,7 @@ fn pyward() -> Command {
 }
 
 fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples")
 }
 
 fn write(dir: &Path, name: &str, code: &str) -> PathBuf {
@@ -288,4 +289,17 @@ fn infrastructure_and_input_errors_are_reports_with_their_own_exit_codes() {
         let out = pyward().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
+}
+
+/// `PYWARD_PYTHON` reaches the CLI (and `doctor` says which Python it uses).
+#[test]
+fn pyward_python_variable_is_used_and_reported() {
+    let out = Command::new(env!("CARGO_BIN_EXE_pyward"))
+        .arg("doctor")
+        .env("PYWARD_PYTHON", "/nonexistent/python3")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text.contains("/nonexistent/python3"), "{text}");
 }
