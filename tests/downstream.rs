@@ -25,7 +25,10 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// The first ```sh block of a README.
 fn shell_block(readme: &str) -> String {
-    let start = readme.find("```sh\n").expect("the README has a ```sh block") + 6;
+    let start = readme
+        .find("```sh\n")
+        .expect("the README has a ```sh block")
+        + 6;
     let end = readme[start..].find("```").expect("closed") + start;
     readme[start..end].to_string()
 }
@@ -66,9 +69,7 @@ fn the_downstream_example_builds_and_renders_as_its_readme_says() {
         let key = key.to_string_lossy().into_owned();
         let keep = key == "CARGO_HOME" || key == "CARGO_NET_OFFLINE";
         if (key.starts_with("CARGO_") && !keep)
-            || key.starts_with("RUST")
-                && key != "RUSTUP_HOME"
-                && key != "RUSTUP_TOOLCHAIN"
+            || key.starts_with("RUST") && key != "RUSTUP_HOME" && key != "RUSTUP_TOOLCHAIN"
             || key == "PYO3_PYTHON"
             || key == "PYWARD_WORKER"
         {

@@ -53,7 +53,10 @@ fn one_binary_can_be_its_own_worker() {
         .and_then(|deps| deps.parent())
         .map(|profile| profile.join("examples/single_binary"))
         .unwrap();
-    assert!(example.is_file(), "cargo test builds examples: {example:?}");
+    assert!(
+        example.is_file(),
+        "{example:?}: a plain `cargo test` builds examples (alone: cargo build --examples)"
+    );
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(&example)
         .arg(dir.path().join("fig.png"))
