@@ -35,6 +35,9 @@
 //! # Ok::<(), pyward::Error>(())
 //! ```
 //!
+//! From your own crate (the worker program, the Python, deployment, async): see the
+//! [`guide`].
+//!
 //! ## The path of one job
 //!
 //! `run` checks the code with the [`gate`] on the caller's thread, puts it on a bounded
@@ -69,6 +72,7 @@ mod config;
 mod error;
 mod fdpass;
 pub mod gate;
+pub mod guide;
 mod job;
 mod outcome;
 #[doc(hidden)]
