@@ -87,7 +87,8 @@ pub enum Error {
 /// How a crate that depends on pyward gets the worker program (part of
 /// [`Error::WorkerNotFound`]'s text).
 const WORKER_FIX: &str = "A crate that depends on pyward builds the worker with two lines: \
-create src/bin/pyward-worker.rs containing `fn main() { pyward::worker::main() }`, then \
+create src/bin/pyward-worker.rs containing \
+`fn main() -> std::process::ExitCode { pyward::worker::main() }`, then \
 `cargo build` puts it next to your own binary, where pyward looks. Or call \
 `pyward::worker::run_if_worker();` as the first line of your main() to let your own binary \
 serve as the worker. Or point PYWARD_WORKER (or ExecutorBuilder::worker_program) at a \

@@ -103,3 +103,22 @@ fn the_python_can_be_chosen_at_run_time_and_a_wrong_one_is_named() {
     assert_eq!(env.version, pyward::PythonEnv::from_build().version);
     assert!(env.paths.iter().any(|p| p.contains("site-packages")));
 }
+
+/// A Python without the packages: the error names the interpreter, its `sys.path` and
+/// the command that fixes it.
+#[test]
+fn a_python_without_the_packages_is_named_with_the_fix() {
+    let mut env = pyward::PythonEnv::from_build();
+    env.paths.retain(|p| !p.contains("site-packages"));
+    let err = builder()
+        .zygote(false)
+        .python_env(env.clone())
+        .build()
+        .unwrap_err();
+    let text = format!("{err:?}");
+    assert!(matches!(err, Error::PackageMissing(_)), "{text}");
+    assert!(text.contains("No module named"), "{text}");
+    assert!(text.contains(&env.executable), "{text}");
+    assert!(text.contains(&env.paths[0]), "{text}");
+    assert!(text.contains("-m pip install"), "{text}");
+}

@@ -332,9 +332,21 @@ impl WorkerProcess {
             ))),
             Ok(WorkerMsg::InitFailed { stage, message }) => {
                 worker.kill();
+                let python = &config.python;
                 Err(match stage {
-                    protocol::InitStage::Import => Error::PackageMissing(message),
-                    protocol::InitStage::Interpreter => Error::Python(message),
+                    protocol::InitStage::Import => Error::PackageMissing(format!(
+                        "{message}, in {}. Fix: `{} -m pip install numpy matplotlib scipy \
+                         pandas pillow` (pyward's python/requirements.txt pins tested \
+                         versions), or point {} (ExecutorBuilder::python) at a Python {} \
+                         that has them",
+                        python.describe(),
+                        python.executable,
+                        crate::PYTHON_ENV_VAR,
+                        python.minor_version()
+                    )),
+                    protocol::InitStage::Interpreter => {
+                        Error::Python(format!("{message}, in {}", python.describe()))
+                    }
                     protocol::InitStage::Sandbox => Error::Sandbox(message),
                     protocol::InitStage::Protocol => Error::Protocol(message),
                     protocol::InitStage::Warmup => Error::WorkerStartup {
