@@ -210,3 +210,26 @@ fn futures_and_handles_are_send_and_static() {
     let _ = Executor::clone(&exec);
     drop(f);
 }
+
+/// The last handle dropped while an abandoned future's job runs: the drop does not wait
+/// for the job's deadline; the job is cancelled and its future says so.
+#[test]
+fn dropping_the_last_handle_cancels_running_jobs() {
+    let exec = builder().timeout(Duration::from_secs(60)).build().unwrap();
+    let root = exec.work_root().to_path_buf();
+    let rt = runtime();
+    rt.block_on(async move {
+        let running = tokio::spawn(exec.run_async(Job::new(SPIN)));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        // Returns once every worker is stopped; the spinning job would hold its worker
+        // for 60 s if the drop waited for it.
+        tokio::task::spawn_blocking(move || drop(exec))
+            .await
+            .unwrap();
+        let outcome = running.await.unwrap().unwrap();
+        assert_eq!(outcome.status(), "cancelled");
+        assert!(outcome.timings.total < Duration::from_secs(60));
+        assert!(!process_alive(outcome.worker.unwrap().pid));
+    });
+    assert!(!root.exists());
+}

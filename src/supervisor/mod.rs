@@ -371,7 +371,10 @@ enum Prepared {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        // Closing the queue ends each slot's loop; each slot then stops its worker.
+        // Closing the queue ends each slot's loop; each slot then stops its worker. A
+        // job still running (only an abandoned future can be waiting for it: every
+        // blocking caller holds a handle) is cancelled, so dropping the last handle
+        // takes milliseconds, not a job's deadline, even on an async thread.
         self.queue.close();
         for slot in self.slots.drain(..) {
             let _ = slot.join();

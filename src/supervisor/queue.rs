@@ -6,6 +6,7 @@
 //! wait for space by waker, not by blocking a runtime thread.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Waker};
 
 use parking_lot::{Condvar, Mutex};
@@ -33,6 +34,8 @@ pub(crate) struct JobQueue {
     item: Condvar,
     /// Blocking callers wait here for a free place.
     space: Condvar,
+    /// Set by [`JobQueue::close`]; read by watchdogs every tick, so outside the lock.
+    closed: AtomicBool,
 }
 
 struct State {
@@ -53,6 +56,7 @@ impl JobQueue {
             }),
             item: Condvar::new(),
             space: Condvar::new(),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -138,9 +142,16 @@ impl JobQueue {
         entry
     }
 
+    /// Whether [`JobQueue::close`] ran: the pool is shutting down.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
     /// Refuses new jobs and wakes every waiter; the jobs still queued are answered
-    /// [`Error::Shutdown`](crate::Error::Shutdown) as their replies drop.
+    /// [`Error::Shutdown`](crate::Error::Shutdown) as their replies drop, and running
+    /// jobs are stopped by their watchdogs (answered `Cancelled`).
     pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
         let (left, wakers) = {
             let mut state = self.state.lock();
             state.closed = true;

@@ -290,7 +290,9 @@ impl Slot {
                 job.job_id,
                 exec_start + job.timeout,
                 job.memory_bytes,
-                ticket,
+                // The caller cancelled, or the last Executor handle is gone (nobody
+                // could still be waiting but an abandoned future).
+                &|| ticket.is_cancelled() || self.queue.is_closed(),
             ),
             Err(e) => Answer::Died(format!("worker stopped reading: {e}")),
         };
@@ -463,7 +465,7 @@ fn watch(
     job_id: u64,
     deadline: Instant,
     memory: u64,
-    ticket: &Ticket,
+    cancelled: &dyn Fn() -> bool,
 ) -> Answer {
     loop {
         let tick = (Instant::now() + WATCH_INTERVAL).min(deadline);
@@ -503,7 +505,7 @@ fn watch(
                 if Instant::now() >= deadline {
                     return Answer::Timeout;
                 }
-                if ticket.is_cancelled() {
+                if cancelled() {
                     return Answer::Cancelled;
                 }
                 if worker.rss_bytes().is_some_and(|rss| rss > memory) {
