@@ -131,6 +131,8 @@ fn run_json_renders_both_examples_and_reports_failures() {
         .arg(examples().join("data"))
         .arg("--out")
         .arg(dir.path())
+        .arg("--runs")
+        .arg(dir.path().join("runs"))
         .arg(examples().join("plot_sales.py"))
         .arg(examples().join("plot_scan.py"))
         .arg(&broken)
