@@ -300,7 +300,7 @@ impl Report {
         } else {
             STATUS_INFRASTRUCTURE_ERROR
         };
-        let mut report = Report::new(ReportKind::Check, status, error.to_string());
+        let mut report = Report::new(ReportKind::Run, status, error.to_string());
         report.error = Some(ErrorReport::from_error(error));
         report.as_run(gate_enabled)
     }
@@ -330,8 +330,8 @@ impl Report {
         }
     }
 
-    /// This check report as the report of a run the gate refused (nothing ran: no
-    /// worker, no seed, no timings).
+    /// This report as the report of a run that never reached the executor (refused by
+    /// the gate before a pool existed, or an error): no worker, no seed, no timings.
     pub fn as_run(mut self, gate_enabled: bool) -> Report {
         self.kind = ReportKind::Run;
         self.run = Some(RunReport {
