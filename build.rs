@@ -18,9 +18,6 @@ use std::process::Command;
 /// The probe script, shared with `PythonEnv::probe`.
 const PROBE: &str = include_str!("python/probe_env.py");
 
-/// What every worker imports during warm-up (pandas is imported on demand).
-const REQUIRED_PACKAGES: &[&str] = &["numpy", "matplotlib", "scipy", "pandas", "PIL"];
-
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=python");
@@ -51,7 +48,7 @@ fn main() {
     let field = |name: &str| -> String {
         json_field(&text, name).unwrap_or_else(|| panic!("pyward build: probe lacks {name}"))
     };
-    check_packages(&python, &manifest);
+    warn_missing(&python, &json_list(&text, "missing"), &manifest);
     let libdir = field("libdir");
     println!("cargo:rustc-link-arg=-Wl,-rpath,{libdir}");
     println!("cargo:rustc-env=PYWARD_BUILD_PYTHON={}", python.display());
@@ -86,24 +83,19 @@ fn locate_python() -> PathBuf {
     }
 }
 
-/// Warns (with the exact fix) when the interpreter lacks a package every worker imports.
-fn check_packages(python: &Path, manifest: &Path) {
-    let probe = format!(
-        "import importlib.util as u\nprint(' '.join(m for m in {REQUIRED_PACKAGES:?} if u.find_spec(m) is None))"
-    );
-    let missing = match Command::new(python).args(["-I", "-c", &probe]).output() {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
-        _ => return,
-    };
+/// Warns (with the exact fix) when the interpreter lacks a package every worker imports
+/// (the probe lists them).
+fn warn_missing(python: &Path, missing: &[String], manifest: &Path) {
     if missing.is_empty() {
         return;
     }
     let requirements = manifest.join("python/requirements.txt");
     println!(
-        "cargo:warning=pyward: the Python it embeds ({}) lacks {missing}: workers will fail \
+        "cargo:warning=pyward: the Python it embeds ({}) lacks {}: workers will fail \
          to start. Fix: `{} -m pip install -r {}`, or build with PYO3_PYTHON set to a \
          virtualenv's python that has them (pyward's `make venv` makes one in .venv)",
         python.display(),
+        missing.join(" "),
         python.display(),
         requirements.display()
     );

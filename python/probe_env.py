@@ -1,6 +1,9 @@
 # Describes this interpreter for pyward: run by build.rs (the Python pyward is built
 # against) and by PythonEnv::probe (a run-time override), both with `-I`.
-import json, os, sys, sysconfig
+import importlib.util, json, os, sys, sysconfig
+# What every worker imports during warm-up (pandas on demand); build.rs warns when one
+# is missing.
+REQUIRED = ['numpy', 'matplotlib', 'scipy', 'pandas', 'PIL']
 # The interpreter's own sys.path under -I: stdlib, lib-dynload and, because `site` ran,
 # the virtualenv's site-packages; the worker sets exactly these.
 seen = []
@@ -15,4 +18,5 @@ print(json.dumps({
     'paths': seen,
     'version': '%d.%d.%d' % sys.version_info[:3],
     'shared': bool(sysconfig.get_config_var('Py_ENABLE_SHARED')),
+    'missing': [m for m in REQUIRED if importlib.util.find_spec(m) is None],
 }))

@@ -322,6 +322,22 @@ or loadmat(srcpath('scan.mat')). Save the figure with plt.savefig(OUT). np, plt,
 are already available.";
 
 impl JobFailure {
+    /// The gate's answer as a job failure: `BadInput` for source it could not analyse,
+    /// `Rejected` (with its teaching text) for code it refused, `None` when allowed.
+    pub fn from_gate(
+        checked: Result<crate::gate::Verdict, BadInput>,
+        policy: &crate::gate::Policy,
+    ) -> Option<JobFailure> {
+        match checked {
+            Err(bad) => Some(JobFailure::BadInput(bad)),
+            Ok(verdict) if verdict.is_allowed() => None,
+            Ok(verdict) => Some(JobFailure::Rejected {
+                teaching: verdict.teaching_text(policy),
+                violations: verdict.violations,
+            }),
+        }
+    }
+
     /// Stable status word, as used by the CLI's `--json` output.
     pub fn status(&self) -> &'static str {
         match self {

@@ -119,9 +119,9 @@ impl PythonEnv {
         Ok(env)
     }
 
-    /// The environment workers use when nothing is configured: `PYWARD_PYTHON` if set,
-    /// else the build's.
-    pub(crate) fn from_env_or_build() -> Result<PythonEnv> {
+    /// The environment workers use when nothing is configured: `PYWARD_PYTHON` if set
+    /// (probed), else the build's.
+    pub fn from_env_or_build() -> Result<PythonEnv> {
         match std::env::var_os(PYTHON_ENV_VAR) {
             Some(p) if !p.is_empty() => PythonEnv::probe(PathBuf::from(p)),
             _ => Ok(PythonEnv::from_build()),

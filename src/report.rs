@@ -67,6 +67,15 @@ pub struct Report {
     pub run: Option<RunReport>,
 }
 
+impl RunReport {
+    /// Records the warm-up of the pool that was started for this job (the CLI).
+    pub fn set_pool_warmup(&mut self, warmup: Duration) {
+        if let Some(t) = self.timings_ms.as_mut() {
+            t.pool_warmup = Some(ms(warmup));
+        }
+    }
+}
+
 /// The parts of a report that only a run has.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[non_exhaustive]
@@ -254,16 +263,9 @@ impl Report {
     /// The report of a finished job. `embed_artifacts` puts every artifact's bytes in
     /// as base64 (for transports without files); otherwise only names, sizes and hashes.
     pub fn from_outcome(outcome: &Outcome, embed_artifacts: bool) -> Report {
-        let mut report = Report::new(
-            ReportKind::Run,
-            outcome.status(),
-            outcome.feedback().unwrap_or_default(),
-        );
+        let mut report = Report::new(ReportKind::Run, "ok", String::new());
         if let Some(failure) = outcome.failure() {
-            if let JobFailure::Rejected { violations, .. } = failure {
-                report.violations = violations.clone();
-            }
-            report.error = Some(ErrorReport::from_failure(failure));
+            report.set_failure(failure);
         }
         let t = &outcome.timings;
         report.run = Some(RunReport {
@@ -306,28 +308,25 @@ impl Report {
     }
 
     /// The report of a gate check: `ok`, `rejected` or `bad_input`.
-    pub fn from_check(checked: &Result<Verdict, BadInput>, policy: &crate::gate::Policy) -> Self {
-        match checked {
-            Ok(verdict) if verdict.is_allowed() => {
-                Report::new(ReportKind::Check, "ok", String::new())
-            }
-            Ok(verdict) => {
-                let failure = JobFailure::Rejected {
-                    violations: verdict.violations.clone(),
-                    teaching: verdict.teaching_text(policy),
-                };
-                let mut report = Report::new(ReportKind::Check, "rejected", failure.feedback());
-                report.violations = verdict.violations.clone();
-                report.error = Some(ErrorReport::from_failure(&failure));
-                report
-            }
-            Err(bad) => {
-                let failure = JobFailure::BadInput(bad.clone());
-                let mut report = Report::new(ReportKind::Check, "bad_input", failure.feedback());
-                report.error = Some(ErrorReport::from_failure(&failure));
+    pub fn from_check(checked: Result<Verdict, BadInput>, policy: &crate::gate::Policy) -> Self {
+        match JobFailure::from_gate(checked, policy) {
+            None => Report::new(ReportKind::Check, "ok", String::new()),
+            Some(failure) => {
+                let mut report = Report::new(ReportKind::Check, failure.status(), String::new());
+                report.set_failure(&failure);
                 report
             }
         }
+    }
+
+    /// Fills in what a report says of a job's own failure.
+    fn set_failure(&mut self, failure: &JobFailure) {
+        self.status = failure.status().to_string();
+        self.feedback = failure.feedback();
+        if let JobFailure::Rejected { violations, .. } = failure {
+            self.violations = violations.clone();
+        }
+        self.error = Some(ErrorReport::from_failure(failure));
     }
 
     /// This report as the report of a run that never reached the executor (refused by

@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 
 use pyward::record::{self, Recorder};
 use pyward::report::{Report, STATUS_INFRASTRUCTURE_ERROR, STATUS_INPUT_ERROR};
-use pyward::{gate, Attempt, Executor, Isolation, Job};
+use pyward::{gate, Artifact, Attempt, Executor, Isolation, Job};
 
 /// Exit code of a job failure (rejected, timed out, raised, ...).
 const EXIT_JOB_FAILED: u8 = 1;
@@ -168,7 +168,7 @@ fn check(file: &Path, as_json: bool) -> u8 {
         }
     };
     let policy = gate::Policy::figures();
-    let report = Report::from_check(&gate::check_bytes(&source, &policy), &policy)
+    let report = Report::from_check(gate::check_bytes(&source, &policy), &policy)
         .with_file(file.display().to_string());
     if as_json {
         print_json(&report);
@@ -178,10 +178,6 @@ fn check(file: &Path, as_json: bool) -> u8 {
         println!("{}: {}\n{}", file.display(), report.status, report.feedback);
     }
     exit_code(&report)
-}
-
-fn ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1e6).round() / 1e3
 }
 
 /// Limits given on the command line.
@@ -235,7 +231,7 @@ fn run(
 
     // Read and gate every file before a pool is warmed: a refused file costs
     // microseconds, not a warm-up.
-    let mut reports: Vec<Option<Report>> = Vec::new();
+    let mut reports: Vec<Option<Answer>> = Vec::new();
     let mut jobs: Vec<(usize, Job)> = Vec::new();
     for (i, (file, out_path)) in files.iter().zip(&out_paths).enumerate() {
         let code = match read_source(file) {
@@ -247,15 +243,14 @@ fn run(
                 }
                 let error =
                     pyward::Error::InvalidJob(format!("cannot read {}: {e}", file.display()));
-                reports.push(Some(Report::from_error(&error, policy.gate_enabled())));
+                let report = Report::from_error(&error, policy.gate_enabled());
+                reports.push(Some((report, Vec::new())));
                 continue;
             }
         };
-        let checked = gate::check_bytes(&code, &policy);
-        if !matches!(&checked, Ok(v) if v.is_allowed()) {
-            reports.push(Some(
-                Report::from_check(&checked, &policy).as_run(policy.gate_enabled()),
-            ));
+        let checked = Report::from_check(gate::check_bytes(&code, &policy), &policy);
+        if !checked.is_ok() {
+            reports.push(Some((checked.as_run(policy.gate_enabled()), Vec::new())));
             continue;
         }
         let out_name = out_path
@@ -298,12 +293,12 @@ fn run(
                     println!(
                         "pool: {} worker(s) warm in {:.0} ms (each: {})",
                         executor.workers(),
-                        ms(warm.total),
+                        warm.total.as_secs_f64() * 1e3,
                         per.join(", ")
                     );
                 }
                 // Several files run concurrently, one thread each, on the shared pool.
-                let done: Vec<(usize, Report)> = std::thread::scope(|scope| {
+                let done: Vec<(usize, Answer)> = std::thread::scope(|scope| {
                     let handles: Vec<_> = jobs
                         .drain(..)
                         .map(|(i, job)| {
@@ -328,48 +323,55 @@ fn run(
                     return EXIT_INFRA;
                 }
                 for (i, _) in jobs.drain(..) {
-                    reports[i] = Some(Report::from_error(&e, gate_enabled));
+                    reports[i] = Some((Report::from_error(&e, gate_enabled), Vec::new()));
                 }
             }
         }
     }
 
     let mut worst = 0;
-    for ((file, out_path), report) in files.iter().zip(&out_paths).zip(reports) {
-        let report = report.expect("every file has a report");
-        worst = worst.max(finish(file, out_path, report, as_json, warmup));
+    for ((file, out_path), answer) in files.iter().zip(&out_paths).zip(reports) {
+        let (report, artifacts) = answer.expect("every file has a report");
+        worst = worst.max(finish(file, out_path, report, artifacts, as_json, warmup));
     }
     worst
 }
 
+/// A file's report and the artifacts it still has to write.
+type Answer = (Report, Vec<Artifact>);
+
 /// Runs one job and writes its record (a record that cannot be written is reported on
-/// stderr; it does not change the job's result). Artifacts stay embedded until written.
-fn run_and_record(executor: &Executor, recorder: Option<&Recorder>, job: Job) -> Report {
-    let result = executor.run(job.clone());
-    let outcome = match result {
+/// stderr; it does not change the job's result).
+fn run_and_record(executor: &Executor, recorder: Option<&Recorder>, job: Job) -> Answer {
+    let outcome = match executor.run(job.clone()) {
         Ok(outcome) => outcome,
-        Err(e) => return Report::from_error(&e, executor.policy().gate_enabled()),
+        Err(e) => {
+            let report = Report::from_error(&e, executor.policy().gate_enabled());
+            return (report, Vec::new());
+        }
     };
-    let mut report = Report::from_outcome(&outcome, true);
+    let mut report = Report::from_outcome(&outcome, false);
+    let attempts = [Attempt {
+        code: job.code().to_vec(),
+        outcome,
+    }];
     if let Some(r) = recorder {
-        let attempts = [Attempt {
-            code: job.code().to_vec(),
-            outcome,
-        }];
         match r.record(executor, &job, &attempts) {
             Ok(dir) => report.set_record(dir.display().to_string()),
             Err(e) => eprintln!("pyward: cannot write the run record: {e}"),
         }
     }
-    report
+    let [attempt] = attempts;
+    (report, attempt.outcome.result.unwrap_or_default())
 }
 
-/// Writes the report's artifacts next to `out_path`, prints it, and returns its exit
+/// Writes the artifacts next to `out_path`, prints the report, and returns its exit
 /// code.
 fn finish(
     file: &Path,
     out_path: &Path,
     mut report: Report,
+    artifacts: Vec<Artifact>,
     as_json: bool,
     warmup: Option<Duration>,
 ) -> u8 {
@@ -378,24 +380,33 @@ fn finish(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    let mut written = Vec::new();
     if let Some(run) = report.run.as_mut() {
-        if let Some(t) = run.timings_ms.as_mut() {
-            t.pool_warmup = warmup.map(ms);
+        if let Some(warmup) = warmup {
+            run.set_pool_warmup(warmup);
         }
-        for a in &mut run.artifacts {
+        // `from_outcome` lists the outcome's artifacts in order.
+        for (a, artifact) in run.artifacts.iter_mut().zip(&artifacts) {
             let path = if Some(a.name.as_str()) == out_path.file_name().and_then(|n| n.to_str()) {
                 out_path.to_path_buf()
             } else {
                 out_dir.join(&a.name)
             };
-            let bytes = a.data().unwrap_or_default();
-            if let Err(e) =
-                std::fs::create_dir_all(out_dir).and_then(|()| std::fs::write(&path, &bytes))
+            if let Err(e) = std::fs::create_dir_all(out_dir)
+                .and_then(|()| std::fs::write(&path, &artifact.bytes))
             {
                 eprintln!("pyward: cannot write {}: {e}", path.display());
                 return EXIT_INFRA;
             }
-            a.data_base64 = None;
+            let dims = pyward::validate::png_dimensions(&artifact.bytes)
+                .map(|(w, h)| format!(", {w}x{h} px"))
+                .unwrap_or_default();
+            written.push(format!(
+                "wrote {} ({} bytes, {}{dims})",
+                path.display(),
+                a.bytes,
+                a.media_type
+            ));
             a.path = Some(path.display().to_string());
         }
     }
@@ -406,18 +417,8 @@ fn finish(
     let shown = file.display();
     match report.status.as_str() {
         "ok" => {
-            for a in report.run.iter().flat_map(|r| &r.artifacts) {
-                let dims = std::fs::read(a.path.as_deref().unwrap_or_default())
-                    .ok()
-                    .and_then(|b| pyward::validate::png_dimensions(&b))
-                    .map(|(w, h)| format!(", {w}x{h} px"))
-                    .unwrap_or_default();
-                println!(
-                    "{shown}: wrote {} ({} bytes, {}{dims})",
-                    a.path.as_deref().unwrap_or_default(),
-                    a.bytes,
-                    a.media_type
-                );
+            for line in &written {
+                println!("{shown}: {line}");
             }
         }
         STATUS_INPUT_ERROR | STATUS_INFRASTRUCTURE_ERROR => {
@@ -461,21 +462,17 @@ fn doctor() -> u8 {
         if support.no_new_privs { "yes" } else { "no" },
         if support.require_ok { "succeed" } else { "fail" },
     );
-    let from_var = std::env::var_os(pyward::PYTHON_ENV_VAR).filter(|v| !v.is_empty());
-    let env = match &from_var {
-        None => pyward::PythonEnv::from_build(),
-        Some(path) => match pyward::PythonEnv::probe(path) {
-            Ok(env) => env,
-            Err(e) => {
-                println!("python: {} is unusable: {e}", pyward::PYTHON_ENV_VAR);
-                return EXIT_INFRA;
-            }
-        },
+    // Resolved once, as the executor below would, and handed to it.
+    let env = match pyward::PythonEnv::from_env_or_build() {
+        Ok(env) => env,
+        Err(e) => {
+            println!("python: {} is unusable: {e}", pyward::PYTHON_ENV_VAR);
+            return EXIT_INFRA;
+        }
     };
-    let origin = if from_var.is_some() {
-        pyward::PYTHON_ENV_VAR
-    } else {
-        "the build"
+    let origin = match std::env::var_os(pyward::PYTHON_ENV_VAR) {
+        Some(v) if !v.is_empty() => pyward::PYTHON_ENV_VAR,
+        _ => "the build",
     };
     println!(
         "python: {} {} (from {origin}; workers built for {})",
@@ -488,14 +485,15 @@ fn doctor() -> u8 {
         println!("  sys.path: {p}");
     }
     println!("worker build: {}", pyward::worker::BUILD_ID);
-    let executor = match Executor::builder().workers(1).build() {
+    let executor = match Executor::builder().workers(1).python_env(env).build() {
         Ok(e) => e,
         Err(e) => {
             println!("workers: cannot start: {e}");
             return EXIT_INFRA;
         }
     };
-    println!("worker warm-up: {:.0} ms", ms(executor.warmup().total));
+    let warmup = executor.warmup().total;
+    println!("worker warm-up: {:.0} ms", warmup.as_secs_f64() * 1e3);
     match &executor.warmup().render_once_off {
         None => println!("render-once savefig: on"),
         Some(why) => println!("render-once savefig: off, stock savefig kept ({why})"),

@@ -1,9 +1,9 @@
 //! [`JobFuture`]: one job as a runtime-agnostic future, cancelled when dropped.
 
 use std::future::Future;
-use std::pin::Pin;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Wake, Waker};
 
 use super::queue::{Entry, JobQueue, PushError};
 use super::slot::Queued;
@@ -196,11 +196,34 @@ impl Future for JobFuture {
 
 impl Drop for JobFuture {
     fn drop(&mut self) {
+        // A no-op once the outcome is in (the ticket refuses a late cancel).
         if let State::Waiting(shared) = &self.state {
-            if !shared.ticket.is_finished() {
-                shared.cancel();
-            }
+            shared.cancel();
         }
+    }
+}
+
+/// Polls `future` to the end on the calling thread, parking it between wake-ups: the
+/// blocking [`Executor::run`](crate::Executor::run) is the async path, waited for.
+pub(super) fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        // Spurious unparks just poll again.
+        std::thread::park();
     }
 }
 

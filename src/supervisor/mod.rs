@@ -16,16 +16,15 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::config::{Backpressure, Config, ExecutorBuilder};
+use crate::config::{Config, ExecutorBuilder};
 use crate::error::{Error, Result};
 use crate::gate;
 use crate::job::Job;
 use crate::outcome::{JobFailure, Outcome, Timings};
 use crate::workspace::SlotDirs;
 pub use future::{CancelHandle, JobFuture};
-use queue::{Entry, JobQueue, PushError};
+use queue::JobQueue;
 use slot::{Queued, Slot};
-use ticket::{Reply, Ticket};
 use zygote::ZygoteCell;
 
 /// A pool of warm, sandboxed Python workers.
@@ -229,36 +228,18 @@ impl Executor {
     /// for async callers).
     ///
     /// The job's own failures are in `Ok(outcome)`; `Err` means the executor could not
-    /// do its work (queue full under [`Backpressure::Reject`], invalid inputs, a worker
+    /// do its work (queue full under [`Backpressure::Reject`](crate::Backpressure::Reject), invalid inputs, a worker
     /// that could not be spawned, a protocol violation, shutdown).
     pub fn run(&self, job: Job) -> Result<Outcome> {
-        let job = match self.prepare(job)? {
-            Prepared::Answered(outcome) => return Ok(outcome),
-            Prepared::Queue(job) => job,
-        };
-        let ticket = Ticket::new();
-        let entry = Entry {
-            job: Box::new(job),
-            reply: Reply::new(&ticket),
-        };
-        let queue = &self.pool.queue;
-        match self.pool.config.backpressure {
-            Backpressure::Wait => queue.push_blocking(entry).map_err(|_| Error::Shutdown)?,
-            Backpressure::Reject => queue.try_push(entry).map_err(|e| match e {
-                PushError::Full(_) => Error::QueueFull {
-                    depth: queue.depth(),
-                },
-                PushError::Closed => Error::Shutdown,
-            })?,
-        }
-        ticket.wait()
+        // The same path as `run_async`, polled to the end on this thread.
+        future::block_on(self.run_async(job))
     }
 
     /// Runs one job like [`Executor::run`], as a future that needs no particular async
     /// runtime (it is woken from the pool's own threads).
     ///
     /// The gate runs here, on the calling thread (microseconds to a few milliseconds);
-    /// the rest happens when the future is polled. Under [`Backpressure::Wait`] a full
+    /// the rest happens when the future is polled. Under [`Backpressure::Wait`](crate::Backpressure::Wait) a full
     /// queue makes the future wait without blocking a thread.
     ///
     /// **Dropping the future cancels the job**: a job still queued leaves the queue; a
@@ -308,21 +289,14 @@ impl Executor {
                 policy.gate_enabled(),
             )))
         };
-        let code = match gate::check_bytes(&job.code, policy) {
-            Err(bad) => return refused(JobFailure::BadInput(bad)),
-            Ok(verdict) if !verdict.is_allowed() => {
-                let teaching = verdict.teaching_text(policy);
-                return refused(JobFailure::Rejected {
-                    violations: verdict.violations,
-                    teaching,
-                });
-            }
-            // The exact text the gate checked (a leading BOM stripped, as CPython does
-            // for bytes but not for a str passed to compile()).
-            Ok(_) => gate::decode_source(&job.code, policy)
-                .expect("the gate accepted this source")
-                .to_string(),
-        };
+        if let Some(failure) = JobFailure::from_gate(gate::check_bytes(&job.code, policy), policy) {
+            return refused(failure);
+        }
+        // The exact text the gate checked (a leading BOM stripped, as CPython does for
+        // bytes but not for a str passed to compile()).
+        let code = gate::decode_source(&job.code, policy)
+            .expect("the gate accepted this source")
+            .to_string();
         let gate_time = submitted.elapsed();
 
         let (timeout, memory_bytes) = self.effective_limits(&job);

@@ -32,16 +32,14 @@ pub(crate) struct JobQueue {
     state: Mutex<State>,
     /// Slots wait here for a job.
     item: Condvar,
-    /// Blocking callers wait here for a free place.
-    space: Condvar,
-    /// Set by [`JobQueue::close`]; read by watchdogs every tick, so outside the lock.
+    /// Set by [`JobQueue::close`] before it takes the lock (so every check under the
+    /// lock after that sees it); read by watchdogs every tick, so outside the lock.
     closed: AtomicBool,
 }
 
 struct State {
     entries: VecDeque<Entry>,
-    closed: bool,
-    /// Async callers waiting for a free place.
+    /// Callers waiting for a free place.
     space_wakers: Vec<Waker>,
 }
 
@@ -51,11 +49,9 @@ impl JobQueue {
             depth,
             state: Mutex::new(State {
                 entries: VecDeque::with_capacity(depth),
-                closed: false,
                 space_wakers: Vec::new(),
             }),
             item: Condvar::new(),
-            space: Condvar::new(),
             closed: AtomicBool::new(false),
         }
     }
@@ -66,7 +62,7 @@ impl JobQueue {
 
     pub(crate) fn try_push(&self, entry: Entry) -> Result<(), PushError> {
         let mut state = self.state.lock();
-        if state.closed {
+        if self.is_closed() {
             return Err(PushError::Closed);
         }
         if state.entries.len() >= self.depth {
@@ -78,28 +74,11 @@ impl JobQueue {
         Ok(())
     }
 
-    /// Waits for a free place (blocking the thread); `Err` when the queue closed.
-    pub(crate) fn push_blocking(&self, entry: Entry) -> Result<(), Entry> {
-        let mut state = self.state.lock();
-        loop {
-            if state.closed {
-                return Err(entry);
-            }
-            if state.entries.len() < self.depth {
-                state.entries.push_back(entry);
-                drop(state);
-                self.item.notify_one();
-                return Ok(());
-            }
-            self.space.wait(&mut state);
-        }
-    }
-
     /// Queues `entry` if there is room; otherwise registers the task to be woken when a
     /// place frees up and hands the entry back.
     pub(crate) fn poll_push(&self, entry: Entry, cx: &mut Context<'_>) -> Result<(), PushError> {
         let mut state = self.state.lock();
-        if state.closed {
+        if self.is_closed() {
             return Err(PushError::Closed);
         }
         if state.entries.len() >= self.depth {
@@ -121,10 +100,10 @@ impl JobQueue {
             if let Some(entry) = state.entries.pop_front() {
                 let wakers = std::mem::take(&mut state.space_wakers);
                 drop(state);
-                self.space_freed(wakers);
+                wake_all(wakers);
                 return Some(entry);
             }
-            if state.closed {
+            if self.is_closed() {
                 return None;
             }
             self.item.wait(&mut state);
@@ -138,7 +117,7 @@ impl JobQueue {
         let entry = state.entries.remove(at);
         let wakers = std::mem::take(&mut state.space_wakers);
         drop(state);
-        self.space_freed(wakers);
+        wake_all(wakers);
         entry
     }
 
@@ -154,29 +133,25 @@ impl JobQueue {
         self.closed.store(true, Ordering::Release);
         let (left, wakers) = {
             let mut state = self.state.lock();
-            state.closed = true;
             (
                 std::mem::take(&mut state.entries),
                 std::mem::take(&mut state.space_wakers),
             )
         };
         self.item.notify_all();
-        self.space_freed(wakers);
+        wake_all(wakers);
         drop(left);
     }
 
-    /// Wakes every async caller waiting for a place (one of them was cancelled).
+    /// Wakes every caller waiting for a place (one of them was cancelled).
     pub(crate) fn wake_space_waiters(&self) {
-        let wakers = std::mem::take(&mut self.state.lock().space_wakers);
-        for w in wakers {
-            w.wake();
-        }
+        wake_all(std::mem::take(&mut self.state.lock().space_wakers));
     }
+}
 
-    fn space_freed(&self, wakers: Vec<Waker>) {
-        self.space.notify_all();
-        for w in wakers {
-            w.wake();
-        }
+/// Wakes callers waiting for a place (outside the queue's lock).
+fn wake_all(wakers: Vec<Waker>) {
+    for w in wakers {
+        w.wake();
     }
 }

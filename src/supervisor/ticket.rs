@@ -1,6 +1,6 @@
 //! The one-shot meeting point of a job's caller and the slot that serves it: the slot
-//! puts the outcome in, the caller takes it out by blocking ([`Ticket::wait`]) or by
-//! polling a future ([`Ticket::poll_outcome`]), and the caller can cancel through it.
+//! puts the outcome in, the caller's future takes it out ([`Ticket::poll_outcome`]), and
+//! the caller can cancel through it.
 //!
 //! Hand-written rather than a channel crate because it is three things at once (a
 //! one-shot value, a waker slot, a cancellation flag) that must change under one lock:
@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
 use crate::outcome::Outcome;
@@ -21,7 +21,6 @@ pub(crate) struct Ticket {
     /// Read by the watchdog every tick, so kept outside the lock.
     cancelled: AtomicBool,
     state: Mutex<State>,
-    finished: Condvar,
 }
 
 #[derive(Default)]
@@ -49,7 +48,6 @@ impl Ticket {
             state.outcome = Some(outcome);
             state.waker.take()
         };
-        self.finished.notify_all();
         if let Some(w) = waker {
             w.wake();
         }
@@ -67,25 +65,6 @@ impl Ticket {
 
     pub(crate) fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Acquire)
-    }
-
-    pub(crate) fn is_finished(&self) -> bool {
-        self.state.lock().finished
-    }
-
-    /// Blocks until the outcome is in and takes it.
-    pub(crate) fn wait(&self) -> Result<Outcome> {
-        let mut state = self.state.lock();
-        loop {
-            if let Some(outcome) = state.outcome.take() {
-                return outcome;
-            }
-            if state.finished {
-                // Taken by an earlier wait or poll: there is only one caller.
-                return Err(Error::Shutdown);
-            }
-            self.finished.wait(&mut state);
-        }
     }
 
     /// Takes the outcome if it is in; otherwise remembers the task to wake.
