@@ -338,7 +338,7 @@ def _install_memory_savefig():
 # --- warm-up ----------------------------------------------------------------------------
 
 def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_render_once=None,
-            state_guard=None):
+            state_guard=None, one_shot=False, preload_loadmat=True):
     """Imports the scientific stack, renders one figure, freezes the warm state."""
     global _RULES, _SRC, _OUT, _TMP, _SRC_REAL, _OUT_REAL, _TMP_REAL, _JOB_BUILTINS, _INJECTED, _SAVED_WARNINGS
     global _CAPABILITY_IDS, _CAPABILITY_EXEMPT, _STATE_GUARD, _WARM_CONTEXT, _WARM_DECIMAL
@@ -362,7 +362,8 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    from scipy.io import loadmat
+    if preload_loadmat:
+        from scipy.io import loadmat
     if before_render_once:
         # Tests only (ExecutorBuilder::warm_up_code_for_testing): breaks matplotlib on
         # purpose to prove that render-once falls back instead of failing warm-up.
@@ -382,7 +383,9 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     _install_memory_savefig()
 
     try:
-        warm_render()
+        if not one_shot:
+            # A one-shot worker's job fills these caches itself.
+            warm_render()
     except Exception as exc:
         if render_once_off is not None:
             raise
@@ -407,7 +410,9 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
 
     _CAPABILITY_IDS, _CAPABILITY_EXEMPT = _collect_capability_ids(rules['capability_exempt'])
     _INJECTED = {name: _proxy(mod) for name, mod in injected.items()}
-    _INJECTED.update(loadmat=loadmat, srcpath=srcpath, listdir=listdir, walkfiles=walkfiles)
+    _INJECTED.update(srcpath=srcpath, listdir=listdir, walkfiles=walkfiles)
+    if preload_loadmat:
+        _INJECTED['loadmat'] = loadmat
 
     if state_guard is not None:
         state_guard.snapshot(_module_allowed, skip=[matplotlib.rcParams])
@@ -418,9 +423,12 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     if 'decimal' in sys.modules:
         _WARM_DECIMAL = sys.modules['decimal'].getcontext().copy()
 
-    import gc
-    gc.collect()
-    gc.freeze()
+    if not one_shot:
+        # Nothing of the warm state is collected or written by a later collection:
+        # pages stay shared with the zygote's forks.
+        import gc
+        gc.collect()
+        gc.freeze()
     return {
         'python': sys.version.split()[0],
         'numpy': numpy.__version__,

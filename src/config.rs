@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::gate::Policy;
 use crate::protocol::PythonEnv;
 use crate::sandbox::SandboxMode;
+use crate::supervisor::MemoryPressure;
 
 /// Workers the kernel cannot fully confine do not start, in every build profile: no
 /// behaviour depends on how the caller compiled. Development machines with older
@@ -41,10 +42,35 @@ pub enum Isolation {
     Fresh,
 }
 
+/// When a worker whose private memory grew during its jobs is retired
+/// ([`ExecutorBuilder::memory_growth_limit`]). Measured after each job from
+/// `/proc/PID/smaps_rollup`: private pages now minus private pages when the worker
+/// became ready. What a job leaves behind (freed heap the allocator keeps, caches
+/// libraries fill) stays with the process; this bounds how much a worker may gather.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MemoryGrowthLimit {
+    /// Retire when the growth exceeds the worker's resident size at birth (about
+    /// 80 MiB for a warm interpreter): the worker then costs twice what a new one does.
+    BirthSize,
+    /// Retire when the growth exceeds this many bytes.
+    Bytes(u64),
+    /// Never retire for growth (the job quota and the hard limit still apply).
+    Off,
+}
+
 /// Validated executor settings, built by [`ExecutorBuilder`].
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub(crate) workers: usize,
+    pub(crate) min_workers: usize,
+    pub(crate) max_workers: usize,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) memory_growth: MemoryGrowthLimit,
+    pub(crate) memory_pressure: MemoryPressure,
+    pub(crate) preload_loadmat: bool,
+    /// Set by [`ExecutorBuilder::for_one_job`]: the pool serves one job and starts nothing
+    /// after it.
+    pub(crate) one_shot: bool,
     pub(crate) timeout: Duration,
     pub(crate) memory_bytes: u64,
     pub(crate) queue_depth: usize,
@@ -101,7 +127,13 @@ impl Default for ExecutorBuilder {
         let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
         ExecutorBuilder {
             config: Config {
-                workers,
+                min_workers: workers,
+                max_workers: workers,
+                idle_timeout: Duration::from_secs(60),
+                memory_growth: MemoryGrowthLimit::BirthSize,
+                memory_pressure: MemoryPressure::default(),
+                preload_loadmat: true,
+                one_shot: false,
                 timeout: Duration::from_secs(10),
                 memory_bytes: 2 << 30,
                 queue_depth: 64,
@@ -130,9 +162,52 @@ impl Default for ExecutorBuilder {
 }
 
 impl ExecutorBuilder {
-    /// Number of worker processes. Default: the number of cores, at most 8.
+    /// Number of worker processes, fixed (sets both [`min_workers`](Self::min_workers)
+    /// and [`max_workers`](Self::max_workers)). Default: the number of cores, at most 8.
     pub fn workers(mut self, n: usize) -> Self {
-        self.config.workers = n;
+        self.config.min_workers = n;
+        self.config.max_workers = n;
+        self
+    }
+
+    /// Workers kept warm at all times (at least 1); `build()` returns when they are
+    /// ready. An elastic pool (`min_workers < max_workers`) forks another worker from
+    /// the zygote whenever a job waits and every worker is busy (the new worker runs
+    /// that job ~10–30 ms later), and retires workers above this number after
+    /// [`idle_timeout`](Self::idle_timeout) without a job.
+    pub fn min_workers(mut self, n: usize) -> Self {
+        self.config.min_workers = n;
+        self
+    }
+
+    /// The most workers the pool grows to (see [`min_workers`](Self::min_workers)).
+    pub fn max_workers(mut self, n: usize) -> Self {
+        self.config.max_workers = n;
+        self
+    }
+
+    /// How long a worker above [`min_workers`](Self::min_workers) may wait for a job
+    /// before it is retired. Default: 60 s.
+    pub fn idle_timeout(mut self, t: Duration) -> Self {
+        self.config.idle_timeout = t;
+        self
+    }
+
+    /// When a worker whose memory grew during its jobs is retired and replaced by a new
+    /// fork after the job that crossed the limit (the job's outcome is unaffected and
+    /// says so in [`Outcome::retired`](crate::Outcome::retired)). Default:
+    /// [`MemoryGrowthLimit::BirthSize`]. This is the soft limit; the hard one is
+    /// [`memory_limit`](Self::memory_limit), which kills the job.
+    pub fn memory_growth_limit(mut self, limit: MemoryGrowthLimit) -> Self {
+        self.config.memory_growth = limit;
+        self
+    }
+
+    /// When the host counts as under memory pressure: the pool then forks no
+    /// workers beyond `min_workers` and retires its largest idle ones down to
+    /// `min_workers`. Default: [`MemoryPressure::default`].
+    pub fn memory_pressure(mut self, pressure: MemoryPressure) -> Self {
+        self.config.memory_pressure = pressure;
         self
     }
 
@@ -319,6 +394,27 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Sets the pool up to run just `job` and start nothing after it: for one-off
+    /// jobs (the CLI's `pyward run FILE`), which should pay for one warm-up of only
+    /// what the job needs. One worker starts cold with no zygote warming beside it,
+    /// renders no figure before the job, imports pandas and scipy's `loadmat` only when
+    /// the code names them (`pd`, `loadmat`),
+    /// and skips render-once's self-test and the between-job state snapshot (no job
+    /// follows). Gate, sandbox, limits and checks are those of a pooled run, and so is
+    /// the outcome (the same bytes). Build, run the job, drop the executor.
+    pub fn for_one_job(mut self, job: &crate::Job) -> Self {
+        let c = &mut self.config;
+        c.min_workers = 1;
+        c.max_workers = 1;
+        c.zygote = false;
+        c.render_once = false;
+        c.one_shot = true;
+        let code = String::from_utf8_lossy(job.code());
+        c.preload_pandas = crate::gate::mentions_name(&code, "pd");
+        c.preload_loadmat = crate::gate::mentions_name(&code, "loadmat");
+        self
+    }
+
     /// Validates the settings, starts every worker and waits until all are warm.
     pub fn build(self) -> crate::Result<crate::Executor> {
         let config = self.validated()?;
@@ -339,8 +435,11 @@ impl ExecutorBuilder {
             PythonSource::Env(env) => env,
         };
         let bad = |m: &str| Err(crate::Error::Config(m.to_string()));
-        if c.workers == 0 || c.workers > 256 {
-            return bad("workers must be between 1 and 256");
+        if c.min_workers == 0 || c.max_workers > 256 || c.min_workers > c.max_workers {
+            return bad("workers must satisfy 1 <= min_workers <= max_workers <= 256");
+        }
+        if c.idle_timeout.is_zero() {
+            return bad("idle timeout must be positive");
         }
         if c.timeout.is_zero() {
             return bad("timeout must be positive");

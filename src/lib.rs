@@ -88,7 +88,7 @@ pub mod worker;
 mod workspace;
 
 pub use array::{ArrayElement, SharedArray};
-pub use config::{Backpressure, ExecutorBuilder, Isolation};
+pub use config::{Backpressure, ExecutorBuilder, Isolation, MemoryGrowthLimit};
 pub use error::{Error, Result};
 pub use job::{Job, Source};
 /// The `ndarray` version [`Job::with_array`] accepts (re-exported from the `numpy` crate).
@@ -99,4 +99,7 @@ pub use outcome::{
 };
 pub use python_env::{PythonEnv, PYTHON_ENV_VAR};
 pub use repair::{Attempt, Feedback, Repaired};
-pub use supervisor::{CancelHandle, Executor, JobFuture, PoolWarmup};
+pub use supervisor::{
+    Birth, CancelHandle, Executor, JobFuture, MemoryPressure, MemoryUsage, PoolStats, PoolWarmup,
+    RetiredCounts, WorkerStats, ZygoteStats,
+};

@@ -118,6 +118,9 @@ pub enum RetireReason {
     JobQuota,
     /// The slot's directories could not be emptied after the job.
     Workspace,
+    /// The worker's private memory grew past the soft limit
+    /// ([`ExecutorBuilder::memory_growth_limit`](crate::ExecutorBuilder::memory_growth_limit)).
+    MemoryGrowth,
 }
 
 impl RetireReason {
@@ -128,6 +131,7 @@ impl RetireReason {
             RetireReason::StateChanged => "state_changed",
             RetireReason::JobQuota => "job_quota",
             RetireReason::Workspace => "workspace",
+            RetireReason::MemoryGrowth => "memory_growth",
         }
     }
 }

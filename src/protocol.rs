@@ -65,6 +65,14 @@ pub struct InitMsg {
     pub preload_pandas: bool,
     /// Install the render-once savefig (see `python/render_once.py`).
     pub render_once: bool,
+    /// A worker for one job only (`ExecutorBuilder::for_one_job`): its warm-up renders
+    /// no figure and freezes nothing (no fork follows); the job fills what it needs.
+    #[serde(default)]
+    pub one_shot: bool,
+    /// Import scipy's `loadmat` during warm-up (off only for a one-shot job whose code
+    /// does not name it: it is then not in the job's globals).
+    #[serde(default = "yes")]
+    pub preload_loadmat: bool,
     /// Become a zygote: warm up, report [`WorkerMsg::Ready`] without arming the audit
     /// hook or applying the sandbox, then serve [`ZygoteRequest`]s on the protocol
     /// socket (see `supervisor::zygote`).
@@ -84,6 +92,10 @@ pub struct InitMsg {
     /// between-job work (state guard, emptying its scratch) that only a next job needs.
     #[serde(default)]
     pub single_job: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Requests from the supervisor to a zygote, one frame each on its control socket.

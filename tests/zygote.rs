@@ -1,5 +1,6 @@
-//! Recycling through the zygote: a killed worker is replaced by a process forked from the
-//! warm template, confined exactly like a cold worker, and nothing survives the executor.
+//! The zygote: every worker, the first ones and every replacement, is a process forked
+//! from the warm template, confined exactly like a cold worker; cold starts happen only
+//! as the visible fallback; nothing survives the executor.
 
 mod common;
 
@@ -26,12 +27,35 @@ fn parent_and_group(pid: u32) -> (u32, u32) {
 }
 
 #[test]
-fn a_killed_worker_is_replaced_by_a_fork_of_the_zygote_confined_like_a_cold_one() {
+fn every_worker_is_a_fork_of_the_zygote_confined_like_a_cold_one() {
     let exec = builder().build().unwrap();
+    let zygote = exec.zygote_pid().expect("the zygote runs");
     let first = exec.run(Job::new(FIGURE)).unwrap();
     expect_ok(&first);
-    let cold = first.worker.clone().unwrap();
+    let born = first.worker.clone().unwrap();
+    assert_eq!(
+        parent_and_group(born.pid),
+        (zygote, born.pid),
+        "the pool's first worker is the zygote's child and leads its own process group"
+    );
+    let stats = exec.stats();
+    assert_eq!((stats.forked, stats.cold_fallbacks), (1, 0));
+    assert_eq!(stats.workers[0].birth, pyward::Birth::Zygote);
+
+    // A cold worker (zygote off) is confined the same way and draws the same bytes.
+    let cold_exec = builder().zygote(false).build().unwrap();
+    let cold_run = cold_exec.run(Job::new(FIGURE)).unwrap();
+    expect_ok(&cold_run);
+    let cold = cold_run.worker.clone().unwrap();
     assert_eq!(parent_and_group(cold.pid), (std::process::id(), cold.pid));
+    assert_eq!(cold_exec.stats().workers[0].birth, pyward::Birth::Cold);
+    assert_eq!(
+        cold_exec.stats().cold_fallbacks,
+        0,
+        "no zygote wanted: no fallback"
+    );
+    assert_eq!(first.artifacts()[0].bytes, cold_run.artifacts()[0].bytes);
+    drop(cold_exec);
 
     // Killed by the watchdog: the slot replaces the worker right away.
     let spin = exec.run(spin()).unwrap();
@@ -45,9 +69,8 @@ fn a_killed_worker_is_replaced_by_a_fork_of_the_zygote_confined_like_a_cold_one(
         .unwrap();
     expect_ok(&next);
     let forked = next.worker.clone().unwrap();
-    assert_ne!(forked.pid, cold.pid);
-    assert!(!process_alive(cold.pid));
-    let zygote = exec.zygote_pid().expect("the zygote runs");
+    assert_ne!(forked.pid, born.pid);
+    assert!(!process_alive(born.pid));
     assert_eq!(
         parent_and_group(forked.pid),
         (zygote, forked.pid),
@@ -59,7 +82,7 @@ fn a_killed_worker_is_replaced_by_a_fork_of_the_zygote_confined_like_a_cold_one(
     assert_eq!(forked.versions, cold.versions);
     assert_eq!(forked.render_once, cold.render_once);
 
-    // The same figure, byte for byte, from the cold and the forked worker.
+    // The same figure, byte for byte, from the first and the replacement worker.
     let again = exec.run(Job::new(FIGURE)).unwrap();
     expect_ok(&again);
     assert_eq!(first.artifacts()[0].bytes, again.artifacts()[0].bytes);
@@ -153,7 +176,7 @@ fn without_the_zygote_replacements_start_cold() {
 }
 
 #[test]
-fn when_the_zygote_dies_workers_start_cold_and_a_new_zygote_comes_up() {
+fn when_the_zygote_dies_workers_start_cold_visibly_and_a_new_zygote_takes_over() {
     let exec = builder().build().unwrap();
     let o = exec.run(spin()).unwrap();
     assert!(matches!(o.failure(), Some(JobFailure::Timeout { .. })));
@@ -177,14 +200,24 @@ fn when_the_zygote_dies_workers_start_cold_and_a_new_zygote_comes_up() {
     }
     let served = served.expect("the pool recovered");
     assert_eq!(parent_and_group(served.pid).0, std::process::id());
+    let stats = exec.stats();
+    assert!(stats.cold_fallbacks >= 1, "{stats:?}");
+    assert!(stats.workers.iter().any(|w| w.birth == pyward::Birth::Cold));
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
+    let new_zygote = loop {
         match exec.zygote_pid() {
-            Some(p) if p != zygote => break,
+            Some(p) if p != zygote => break p,
             _ if std::time::Instant::now() > deadline => panic!("no new zygote"),
             _ => std::thread::sleep(Duration::from_millis(50)),
         }
-    }
+    };
+    assert!(exec.stats().zygote.unwrap().restarts >= 1);
+    // The next replacement is a fork of the new zygote again.
+    let o = exec.run(spin()).unwrap();
+    assert!(matches!(o.failure(), Some(JobFailure::Timeout { .. })));
+    let o = exec.run(Job::new(FIGURE)).unwrap();
+    expect_ok(&o);
+    assert_eq!(parent_and_group(o.worker.unwrap().pid).0, new_zygote);
 }
 
 #[test]

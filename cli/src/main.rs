@@ -269,7 +269,7 @@ fn run(
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         let workers = workers.unwrap_or_else(|| jobs.len().clamp(1, cores));
         let gate_enabled = policy.gate_enabled();
-        let built = Executor::builder()
+        let mut builder = Executor::builder()
             .workers(workers)
             .timeout(Duration::from_secs_f64(timeout))
             .memory_limit_mib(memory)
@@ -278,9 +278,12 @@ fn run(
                 Isolation::Fresh
             } else {
                 Isolation::Reuse
-            })
-            .build();
-        match built {
+            });
+        if let [(_, job)] = jobs.as_slice() {
+            // One file: one warm-up of what this job needs, no pool to keep warm.
+            builder = builder.for_one_job(job);
+        }
+        match builder.build() {
             Ok(executor) => {
                 let warm = executor.warmup().clone();
                 warmup = Some(warm.total);

@@ -258,3 +258,16 @@ impl<'s> LineIndex<'s> {
         )
     }
 }
+
+/// Whether `source` has the identifier `name` anywhere as a token (not in a string or
+/// comment). Conservative: an attribute of that name counts too. Used to warm up only
+/// what a one-off job needs (pandas only when it names `pd`); source that does not
+/// lex counts as naming it.
+pub fn mentions_name(source: &str, name: &str) -> bool {
+    use rustpython_parser::{lexer, Mode, Tok};
+    lexer::lex(source, Mode::Module).any(|t| match t {
+        Ok((Tok::Name { name: n }, _)) => n == name,
+        Ok(_) => false,
+        Err(_) => true,
+    })
+}

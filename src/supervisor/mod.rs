@@ -1,17 +1,21 @@
 //! The supervisor: owns the pool of warm workers, the bounded job queue, and the path
 //! of a job from `run` to its outcome.
 
+mod font_cache;
 mod future;
+mod pressure;
 mod process;
 mod queue;
 mod slot;
+mod stats;
 mod ticket;
 mod zygote;
 
 use std::cell::Cell;
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -23,8 +27,12 @@ use crate::job::Job;
 use crate::outcome::{JobFailure, Outcome, Timings};
 use crate::workspace::SlotDirs;
 pub use future::{CancelHandle, JobFuture};
+pub use pressure::MemoryPressure;
+use pressure::PressureGauge;
 use queue::JobQueue;
 use slot::{Queued, Slot};
+pub use stats::{Birth, MemoryUsage, PoolStats, RetiredCounts, WorkerStats, ZygoteStats};
+use stats::{Counters, SlotGauge};
 use zygote::ZygoteCell;
 
 /// A pool of warm, sandboxed Python workers.
@@ -40,7 +48,8 @@ pub struct Executor {
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Executor")
-            .field("workers", &self.pool.config.workers)
+            .field("min_workers", &self.pool.config.min_workers)
+            .field("max_workers", &self.pool.config.max_workers)
             .field("isolation", &self.pool.config.isolation)
             .field("worker_pids", &self.worker_pids())
             .field("work_root", &self.pool.root.path())
@@ -51,11 +60,10 @@ impl std::fmt::Debug for Executor {
 /// What every clone of an [`Executor`] shares.
 struct Pool {
     config: Arc<Config>,
+    shared: Arc<Shared>,
     queue: Arc<JobQueue>,
     slots: Vec<JoinHandle<()>>,
     next_job: AtomicU64,
-    pids: Arc<[AtomicU32]>,
-    recycles: Arc<[AtomicU64]>,
     zygote: Option<Arc<ZygoteCell>>,
     seeds: RandomState,
     warmup: PoolWarmup,
@@ -63,13 +71,30 @@ struct Pool {
     root: tempfile::TempDir,
 }
 
+/// What the pool's slot threads share with each other and with [`Executor::stats`].
+pub(crate) struct Shared {
+    pub config: Arc<Config>,
+    pub program: PathBuf,
+    pub mpl_config: PathBuf,
+    pub queue: Arc<JobQueue>,
+    /// The template every worker is forked from (`None`: always start cold).
+    pub zygote: Option<Arc<ZygoteCell>>,
+    /// One per slot (`max_workers` of them).
+    pub gauges: Box<[SlotGauge]>,
+    pub counters: Counters,
+    /// Slots that have a worker (or are starting one).
+    pub live: AtomicUsize,
+    pub pressure: PressureGauge,
+}
+
 /// How long the pool took to become ready.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct PoolWarmup {
-    /// Wall time of `build()`, all workers warming in parallel.
+    /// Wall time of `build()`: the zygote's warm-up, then the first `min_workers`
+    /// workers forked from it in parallel.
     pub total: Duration,
-    /// Each worker's own warm-up (process start to ready), by slot.
+    /// Each first worker's own start (fork or process start to ready), by slot.
     pub per_worker_ms: Vec<f64>,
     /// Why render-once is off although it was requested (its check of the installed
     /// matplotlib failed, so workers save with stock `savefig`); `None` when it is on
@@ -98,13 +123,13 @@ impl Executor {
         .map_err(Error::io("creating the pool's temporary directory"))?;
         let mpl_config = slot::mpl_config_dir(root.path());
         std::fs::create_dir_all(&mpl_config).map_err(Error::io("creating MPLCONFIGDIR"))?;
+        let fonts = font_cache::cache_dir(&config.python);
+        font_cache::seed(fonts.as_deref(), &mpl_config);
 
         let config = Arc::new(config);
         let queue = Arc::new(JobQueue::new(config.queue_depth));
         let (ready_tx, ready_rx) = crossbeam_channel::unbounded();
-        let pids: Arc<[AtomicU32]> = (0..config.workers).map(|_| AtomicU32::new(0)).collect();
-        let recycles: Arc<[AtomicU64]> = (0..config.workers).map(|_| AtomicU64::new(0)).collect();
-        // The zygote warms up beside the first workers (which start cold).
+        // Every worker is forked from this one warm template; the slots wait for it.
         let zygote = if config.zygote {
             let dirs = SlotDirs::create(&root.path().join("zygote"), 0)
                 .map_err(Error::io("creating the zygote's directories"))?;
@@ -117,23 +142,33 @@ impl Executor {
         } else {
             None
         };
-        let mut slots = Vec::with_capacity(config.workers);
-        for index in 0..config.workers {
+        let shared = Arc::new(Shared {
+            config: Arc::clone(&config),
+            program,
+            mpl_config,
+            queue: Arc::clone(&queue),
+            zygote: zygote.clone(),
+            gauges: (0..config.max_workers)
+                .map(|_| SlotGauge::default())
+                .collect(),
+            counters: Counters::default(),
+            live: AtomicUsize::new(0),
+            pressure: PressureGauge::new(config.memory_pressure.clone()),
+        });
+        let mut slots = Vec::with_capacity(config.max_workers);
+        for index in 0..config.max_workers {
             let dirs = SlotDirs::create(root.path(), index)
                 .map_err(Error::io("creating worker directories"))?;
             let slot = Slot {
                 index,
-                config: Arc::clone(&config),
-                program: program.clone(),
+                shared: Arc::clone(&shared),
                 dirs,
-                mpl_config: mpl_config.clone(),
-                queue: Arc::clone(&queue),
-                pids: Arc::clone(&pids),
-                zygote: zygote.clone(),
-                recycles: Arc::clone(&recycles),
                 lost_at: Cell::new(None),
+                live: Cell::new(false),
             };
-            let ready = ready_tx.clone();
+            // The first `min_workers` slots start a worker now; the others when the
+            // pool grows.
+            let ready = (index < config.min_workers).then(|| ready_tx.clone());
             let handle = std::thread::Builder::new()
                 .name(format!("pyward-slot-{index}"))
                 .spawn(move || slot.run(ready))
@@ -144,11 +179,10 @@ impl Executor {
 
         let mut pool = Pool {
             config,
+            shared,
             queue,
             slots,
             next_job: AtomicU64::new(1),
-            pids,
-            recycles,
             zygote,
             seeds: RandomState::new(),
             warmup: PoolWarmup {
@@ -158,9 +192,9 @@ impl Executor {
             },
             root,
         };
-        let mut per_worker = vec![0.0; pool.config.workers];
+        let mut per_worker = vec![0.0; pool.config.min_workers];
         let mut render_once_off = None;
-        for _ in 0..pool.config.workers {
+        for _ in 0..pool.config.min_workers {
             match ready_rx.recv() {
                 Ok(Ok((slot, ready))) => {
                     per_worker[slot] = ready.warmup_ms;
@@ -171,6 +205,7 @@ impl Executor {
                 Err(_) => return Err(Error::Protocol("a pool slot ended during start-up".into())),
             }
         }
+        font_cache::save(fonts.as_deref(), &pool.shared.mpl_config);
         pool.warmup = PoolWarmup {
             total: started.elapsed(),
             per_worker_ms: per_worker,
@@ -186,15 +221,34 @@ impl Executor {
         &self.pool.warmup
     }
 
-    /// The process id of each slot's live worker (0 while a slot has none). For
-    /// monitoring and chaos testing; a pid may be stale by the time it is read.
+    /// The process id of each live worker. For monitoring and chaos testing; a pid
+    /// may be stale by the time it is read.
     pub fn worker_pids(&self) -> Vec<u32> {
-        self.pool
-            .pids
-            .iter()
-            .map(|p| p.load(Ordering::Relaxed))
-            .filter(|&p| p != 0)
-            .collect()
+        let gauges = self.pool.shared.gauges.iter();
+        gauges.map(SlotGauge::pid).filter(|&p| p != 0).collect()
+    }
+
+    /// What the pool is doing now: each live worker (pid, birth, jobs, memory read
+    /// from `/proc` now), busy and queued counts, the zygote, fallbacks and
+    /// retirements. Reading every worker's memory takes about a millisecond per worker.
+    pub fn stats(&self) -> PoolStats {
+        let shared = &self.pool.shared;
+        let workers: Vec<WorkerStats> = (shared.gauges.iter().enumerate())
+            .filter_map(|(slot, g)| g.snapshot(slot))
+            .collect();
+        let config = &self.pool.config;
+        PoolStats {
+            busy: workers.iter().filter(|w| w.busy).count(),
+            workers,
+            queued: self.pool.queue.len(),
+            min_workers: config.min_workers,
+            max_workers: config.max_workers,
+            zygote: self.pool.zygote.as_ref().map(|z| z.stats()),
+            forked: shared.counters.forked.load(Ordering::Relaxed),
+            cold_fallbacks: shared.counters.cold_fallbacks.load(Ordering::Relaxed),
+            retired: shared.counters.retired(),
+            host_pressure: shared.pressure.under_pressure(),
+        }
     }
 
     /// The zygote's process id, waiting while it warms up in the background (see
@@ -209,13 +263,12 @@ impl Executor {
     /// zygote. `None` before the first recycle. For benchmarks and tests.
     #[doc(hidden)]
     pub fn last_recycle(&self, slot: usize) -> Option<(Duration, bool)> {
-        let v = self.pool.recycles.get(slot)?.load(Ordering::Relaxed);
-        (v != 0).then(|| (Duration::from_nanos(v & (u64::MAX >> 1)), v >> 63 == 1))
+        self.pool.shared.gauges.get(slot)?.last_recycle()
     }
 
-    /// Number of worker slots.
+    /// The most workers the pool runs at once (`max_workers`).
     pub fn workers(&self) -> usize {
-        self.pool.config.workers
+        self.pool.config.max_workers
     }
 
     /// The gate policy jobs are checked against.

@@ -50,6 +50,8 @@ pub(crate) struct WorkerProcess {
     pub jobs_run: u64,
     /// Set after a job that left this worker untrustworthy: it serves no further job.
     pub retiring: Option<RetireReason>,
+    /// Its memory when it became ready (filled in by the slot).
+    pub birth: super::stats::MemoryUsage,
 }
 
 /// Finds the `pyward-worker` program.
@@ -316,6 +318,7 @@ impl WorkerProcess {
             },
             jobs_run: 0,
             retiring: None,
+            birth: Default::default(),
         };
         let init = init_msg(config, dirs, mpl_config, false);
         if let Err(e) = protocol::send(&mut worker.stdin, &init) {
@@ -593,10 +596,12 @@ pub(crate) fn init_msg(
         sandbox: sandbox_spec(config, dirs, mpl_config),
         preload_pandas: config.preload_pandas,
         render_once: config.render_once,
+        one_shot: config.one_shot,
+        preload_loadmat: config.preload_loadmat,
         zygote,
         prewarm: config.isolation == crate::Isolation::Fresh,
         warm_up_code: config.warm_up_code.clone(),
-        single_job: config.isolation == crate::Isolation::Fresh,
+        single_job: config.isolation == crate::Isolation::Fresh || config.one_shot,
     }))
 }
 

@@ -8,6 +8,7 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Waker};
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -21,6 +22,14 @@ pub(crate) struct Entry {
     pub reply: Reply,
 }
 
+/// What a slot's wait for a job ended with.
+pub(crate) enum Pop {
+    Job(Entry),
+    /// The wait ran out without a job for this slot.
+    Idle,
+    Closed,
+}
+
 /// Why a job was not queued; a job refused for a full queue is handed back to wait.
 pub(crate) enum PushError {
     Full(Entry),
@@ -30,8 +39,10 @@ pub(crate) enum PushError {
 pub(crate) struct JobQueue {
     depth: usize,
     state: Mutex<State>,
-    /// Slots wait here for a job.
+    /// Slots with a warm worker wait here for a job.
     item: Condvar,
+    /// Slots without a worker wait here for a job that no warm worker is free for.
+    grow: Condvar,
     /// Set by [`JobQueue::close`] before it takes the lock (so every check under the
     /// lock after that sees it); read by watchdogs every tick, so outside the lock.
     closed: AtomicBool,
@@ -41,6 +52,8 @@ struct State {
     entries: VecDeque<Entry>,
     /// Callers waiting for a free place.
     space_wakers: Vec<Waker>,
+    /// Slots with a warm worker waiting in [`JobQueue::pop_warm`] now.
+    idle_warm: usize,
 }
 
 impl JobQueue {
@@ -50,8 +63,10 @@ impl JobQueue {
             state: Mutex::new(State {
                 entries: VecDeque::with_capacity(depth),
                 space_wakers: Vec::new(),
+                idle_warm: 0,
             }),
             item: Condvar::new(),
+            grow: Condvar::new(),
             closed: AtomicBool::new(false),
         }
     }
@@ -61,16 +76,14 @@ impl JobQueue {
     }
 
     pub(crate) fn try_push(&self, entry: Entry) -> Result<(), PushError> {
-        let mut state = self.state.lock();
+        let state = self.state.lock();
         if self.is_closed() {
             return Err(PushError::Closed);
         }
         if state.entries.len() >= self.depth {
             return Err(PushError::Full(entry));
         }
-        state.entries.push_back(entry);
-        drop(state);
-        self.item.notify_one();
+        self.push_locked(state, entry);
         Ok(())
     }
 
@@ -87,27 +100,80 @@ impl JobQueue {
             }
             return Err(PushError::Full(entry));
         }
-        state.entries.push_back(entry);
-        drop(state);
-        self.item.notify_one();
+        self.push_locked(state, entry);
         Ok(())
     }
 
-    /// The next job, waiting for one; `None` once the queue is closed.
-    pub(crate) fn pop(&self) -> Option<Entry> {
+    /// Queues `entry` and wakes the slot that should take it: an idle warm worker if
+    /// there is one, else a slot that can grow the pool.
+    fn push_locked(&self, mut state: parking_lot::MutexGuard<'_, State>, entry: Entry) {
+        state.entries.push_back(entry);
+        // The woken slot no longer counts as idle: a second job pushed before it runs
+        // goes to another idle worker, or grows the pool.
+        let warm_waiting = state.idle_warm > 0;
+        state.idle_warm = state.idle_warm.saturating_sub(1);
+        drop(state);
+        if warm_waiting {
+            self.item.notify_one();
+        } else {
+            self.grow.notify_one();
+        }
+    }
+
+    /// For a slot with a warm worker: the next job, or `Idle` after `wait` without one.
+    pub(crate) fn pop_warm(&self, wait: Duration) -> Pop {
+        let until = Instant::now() + wait;
         let mut state = self.state.lock();
         loop {
             if let Some(entry) = state.entries.pop_front() {
-                let wakers = std::mem::take(&mut state.space_wakers);
-                drop(state);
-                wake_all(wakers);
-                return Some(entry);
+                return Pop::Job(Self::taken(state, entry));
             }
             if self.is_closed() {
-                return None;
+                return Pop::Closed;
             }
-            self.item.wait(&mut state);
+            state.idle_warm += 1;
+            // Notified: the pusher took this slot off the idle count. Timed out: it
+            // takes itself off (saturating: a push may have raced the timeout), and a
+            // job pushed meanwhile is taken here, not lost.
+            if self.item.wait_until(&mut state, until).timed_out() {
+                state.idle_warm = state.idle_warm.saturating_sub(1);
+                if state.entries.is_empty() {
+                    return Pop::Idle;
+                }
+            }
         }
+    }
+
+    /// For a slot without a worker: a job that waits while no warm worker is idle (so
+    /// it is worth starting one), if `may_grow` allows it now; `Idle` after `wait`.
+    pub(crate) fn pop_to_grow(&self, wait: Duration, may_grow: &dyn Fn() -> bool) -> Pop {
+        let until = Instant::now() + wait;
+        let mut state = self.state.lock();
+        loop {
+            if self.is_closed() {
+                return Pop::Closed;
+            }
+            if !state.entries.is_empty() && state.idle_warm == 0 && may_grow() {
+                let entry = state.entries.pop_front().expect("checked");
+                return Pop::Job(Self::taken(state, entry));
+            }
+            if self.grow.wait_until(&mut state, until).timed_out() {
+                return Pop::Idle;
+            }
+        }
+    }
+
+    /// A job left the queue: callers waiting for a place may try again.
+    fn taken(mut state: parking_lot::MutexGuard<'_, State>, entry: Entry) -> Entry {
+        let wakers = std::mem::take(&mut state.space_wakers);
+        drop(state);
+        wake_all(wakers);
+        entry
+    }
+
+    /// Jobs waiting for a worker now.
+    pub(crate) fn len(&self) -> usize {
+        self.state.lock().entries.len()
     }
 
     /// Takes a job out before any slot started it (its caller cancelled).
@@ -139,6 +205,7 @@ impl JobQueue {
             )
         };
         self.item.notify_all();
+        self.grow.notify_all();
         wake_all(wakers);
         drop(left);
     }

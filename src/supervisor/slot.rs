@@ -4,16 +4,18 @@
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 
-use super::queue::JobQueue;
+use super::queue::{Entry, Pop};
+use super::stats::{Counters, MemoryUsage};
 use super::ticket::Ticket;
 use super::zygote::ZygoteCell;
-use crate::config::{Config, Isolation};
+use super::Shared;
+use crate::config::{Isolation, MemoryGrowthLimit};
 use crate::error::{Error, Result};
 use crate::outcome::{
     head_chars, tail_chars, Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement,
@@ -27,6 +29,10 @@ use crate::workspace::{self, SlotDirs};
 
 /// How often the watchdog samples a busy worker's resident set.
 const WATCH_INTERVAL: Duration = Duration::from_millis(10);
+
+/// How often an idle slot looks at its idle time and the host's memory pressure, and
+/// a slot without a worker at whether the pool may grow.
+const IDLE_TICK: Duration = Duration::from_millis(200);
 
 /// Extra time for a finished job's artifacts to arrive after its answer.
 const ARTIFACT_GRACE: Duration = Duration::from_secs(5);
@@ -53,20 +59,18 @@ pub(crate) struct Queued {
 /// Everything a slot thread needs.
 pub(crate) struct Slot {
     pub index: usize,
-    pub config: Arc<Config>,
-    pub program: PathBuf,
+    pub shared: Arc<Shared>,
     pub dirs: SlotDirs,
-    pub mpl_config: PathBuf,
-    pub queue: Arc<JobQueue>,
-    /// The pid of each slot's live worker (0 while it has none), for monitoring.
-    pub pids: Arc<[AtomicU32]>,
-    /// The zygote replacements are forked from (`None`: always start cold).
-    pub zygote: Option<Arc<ZygoteCell>>,
-    /// Per slot: the last recycle (kill or retirement to the replacement's `Ready`), in
-    /// nanoseconds, with the top bit set when the replacement was forked.
-    pub recycles: Arc<[AtomicU64]>,
     /// When this slot's worker was last killed or retired (start of a recycle).
     pub lost_at: Cell<Option<Instant>>,
+    /// Whether this slot counts in [`Shared::live`].
+    pub live: Cell<bool>,
+}
+
+/// Why an idle worker leaves the pool.
+enum IdleRetirement {
+    Idle,
+    HostPressure,
 }
 
 impl Slot {
@@ -94,87 +98,208 @@ impl Slot {
         Ok(())
     }
 
-    /// Starts this slot's first worker and reports the result on `started`, then serves
-    /// the queue until it is closed.
-    pub(crate) fn run(self, started: Sender<Result<(usize, protocol::ReadyMsg)>>) {
-        let mut worker = match self.spawn_with(None) {
-            Ok(w) => {
-                let _ = started.send(Ok((self.index, w.ready.clone())));
-                Some(w)
-            }
-            Err(e) => {
-                let _ = started.send(Err(e));
-                return;
-            }
-        };
-        drop(started);
-        let fresh = self.config.isolation == Isolation::Fresh;
-        while let Some(entry) = self.queue.pop() {
-            let reply = entry.reply;
-            if reply.ticket().is_cancelled() {
-                // Cancelled between leaving the queue and now: nothing ran.
-                reply.send(Ok(super::future::cancelled_before_start(&entry.job)));
-                continue;
-            }
-            let result = self.serve(&mut worker, *entry.job, reply.ticket());
-            // Fresh isolation: the used worker dies before its caller hears back (a worker
-            // that replaced a lost one during `serve` has run nothing and stays).
-            let used = if fresh {
-                worker.take_if(|w| w.jobs_run > 0)
-            } else {
-                None
-            };
-            if let Some(u) = &used {
-                self.lost_at.set(Some(Instant::now()));
-                u.signal_kill();
-            }
-            if worker.is_none() {
-                self.pids[self.index].store(0, Ordering::Relaxed);
-            }
-            reply.send(result);
-            if let Some(used) = used {
-                worker = self.replace_used(used);
-                continue;
-            }
-            // Replace a lost or retired worker now, not when the next job is waiting.
-            match worker.as_ref().and_then(|w| w.retiring) {
-                // Its state after the job is not trusted: killed, not asked to exit
-                // (an orderly exit would run finalizers the job may have left).
-                Some(RetireReason::ResetFailed | RetireReason::StateChanged) => {
-                    let w = worker.take().expect("checked above");
-                    self.lost_at.set(Some(Instant::now()));
-                    w.signal_kill();
-                    worker = self.replace_used(w);
-                    continue;
+    /// With `started`, starts this slot's first worker and reports the result there
+    /// (the pool's first `min_workers` slots); then serves the queue until it is
+    /// closed, growing (taking a job with no worker yet) and shrinking (retiring an
+    /// idle worker) as the pool's bounds allow.
+    pub(crate) fn run(self, started: Option<Sender<Result<(usize, protocol::ReadyMsg)>>>) {
+        let mut worker = None;
+        if let Some(started) = started {
+            self.set_live(true);
+            match self.spawn_with_clear() {
+                Ok(w) => {
+                    let _ = started.send(Ok((self.index, w.ready.clone())));
+                    worker = Some(w);
                 }
-                Some(_) => {
-                    if let Some(w) = worker.take() {
-                        self.lost_at.set(Some(Instant::now()));
-                        w.shutdown();
-                    }
+                Err(e) => {
+                    let _ = started.send(Err(e));
+                    self.set_live(false);
+                    return;
                 }
-                None => {}
-            }
-            if worker.is_none() {
-                worker = self.spawn().ok();
             }
         }
-        self.pids[self.index].store(0, Ordering::Relaxed);
+        let mut idle_since = Instant::now();
+        loop {
+            let entry = if worker.is_some() {
+                match self.shared.queue.pop_warm(IDLE_TICK) {
+                    Pop::Job(entry) => entry,
+                    Pop::Closed => break,
+                    Pop::Idle => {
+                        if let Some(why) = self.retire_idle(idle_since) {
+                            self.retire(worker.take().expect("checked"), why);
+                        }
+                        continue;
+                    }
+                }
+            } else {
+                match (self.shared.queue).pop_to_grow(IDLE_TICK, &|| self.may_grow()) {
+                    // `serve` starts the worker.
+                    Pop::Job(entry) => entry,
+                    Pop::Closed => break,
+                    Pop::Idle => continue,
+                }
+            };
+            self.set_live(true);
+            self.run_entry(&mut worker, entry);
+            if worker.is_none() && !self.shared.config.one_shot {
+                // Replace a lost or retired worker now, not when the next job waits.
+                worker = self.spawn().ok();
+            }
+            self.set_live(worker.is_some());
+            idle_since = Instant::now();
+        }
+        self.gauge().stopped();
+        self.set_live(false);
         if let Some(w) = worker {
             w.shutdown();
         }
     }
 
-    /// Starts a replacement worker: forked from the zygote when there is one.
+    /// Runs one job from the queue and answers it; leaves `worker` empty when the
+    /// worker that ran it was lost or retired.
+    fn run_entry(&self, worker: &mut Option<WorkerProcess>, entry: Entry) {
+        let reply = entry.reply;
+        if reply.ticket().is_cancelled() {
+            // Cancelled between leaving the queue and now: nothing ran.
+            reply.send(Ok(super::future::cancelled_before_start(&entry.job)));
+            return;
+        }
+        let config = &self.shared.config;
+        let fresh = config.isolation == Isolation::Fresh || config.one_shot;
+        self.gauge().set_busy(true);
+        let result = self.serve(worker, *entry.job, reply.ticket());
+        self.gauge().set_busy(false);
+        // Fresh isolation: the used worker dies before its caller hears back (a worker
+        // that replaced a lost one during `serve` has run nothing and stays).
+        let used = if fresh {
+            worker.take_if(|w| w.jobs_run > 0)
+        } else {
+            None
+        };
+        if let Some(u) = &used {
+            self.lost_at.set(Some(Instant::now()));
+            u.signal_kill();
+        }
+        if worker.is_none() {
+            self.gauge().stopped();
+        }
+        reply.send(result);
+        if let Some(mut used) = used {
+            if config.one_shot {
+                used.kill();
+            } else {
+                *worker = self.replace_used(used);
+            }
+            return;
+        }
+        let Some(reason) = worker.as_ref().and_then(|w| w.retiring) else {
+            return;
+        };
+        let w = worker.take().expect("checked above");
+        self.lost_at.set(Some(Instant::now()));
+        self.gauge().stopped();
+        match reason {
+            // Its state after the job is not trusted: killed, not asked to exit (an
+            // orderly exit would run finalizers the job may have left).
+            RetireReason::ResetFailed | RetireReason::StateChanged => {
+                Counters::bump(&self.shared.counters.retired_other);
+                w.signal_kill();
+                *worker = self.replace_used(w);
+            }
+            RetireReason::MemoryGrowth => {
+                Counters::bump(&self.shared.counters.retired_memory);
+                w.shutdown();
+            }
+            _ => {
+                Counters::bump(&self.shared.counters.retired_other);
+                w.shutdown();
+            }
+        }
+    }
+
+    fn gauge(&self) -> &super::stats::SlotGauge {
+        &self.shared.gauges[self.index]
+    }
+
+    /// Keeps [`Shared::live`] in step with whether this slot has a worker.
+    fn set_live(&self, live: bool) {
+        if self.live.replace(live) != live {
+            if live {
+                self.shared.live.fetch_add(1, Ordering::Relaxed);
+            } else {
+                self.shared.live.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Whether a slot without a worker may start one for a waiting job: always below
+    /// `min_workers`, otherwise only while the host has memory to spare.
+    fn may_grow(&self) -> bool {
+        let live = self.shared.live.load(Ordering::Relaxed);
+        live < self.shared.config.min_workers || !self.shared.pressure.under_pressure()
+    }
+
+    /// Whether this idle worker should leave the pool now, claiming its place in the
+    /// live count when it should (so two slots never both retire the pool below
+    /// `min_workers`): idle past the idle timeout, or the largest idle worker while
+    /// the host is under memory pressure.
+    fn retire_idle(&self, idle_since: Instant) -> Option<IdleRetirement> {
+        let shared = &self.shared;
+        let why = if idle_since.elapsed() >= shared.config.idle_timeout {
+            IdleRetirement::Idle
+        } else if shared.live.load(Ordering::Relaxed) > shared.config.min_workers
+            && shared.pressure.under_pressure()
+            && self.largest_idle()
+        {
+            IdleRetirement::HostPressure
+        } else {
+            return None;
+        };
+        let min = shared.config.min_workers;
+        let claimed = (shared.live).fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+            (n > min).then(|| n - 1)
+        });
+        claimed.ok()?;
+        self.live.set(false);
+        Some(why)
+    }
+
+    /// Whether this slot's worker has the most private memory of the idle ones (as
+    /// measured after their last jobs; ties go to the lower slot).
+    fn largest_idle(&self) -> bool {
+        let mine = self.gauge().private_after_job();
+        let idle = |g: &&super::stats::SlotGauge| g.pid() != 0 && !g.is_busy();
+        (self.shared.gauges.iter().enumerate())
+            .filter(|(i, g)| *i != self.index && idle(g))
+            .all(|(i, g)| {
+                let theirs = g.private_after_job();
+                theirs < mine || (theirs == mine && i > self.index)
+            })
+    }
+
+    /// Retires an idle worker (its place in the live count is already given up).
+    fn retire(&self, worker: WorkerProcess, why: IdleRetirement) {
+        let counters = &self.shared.counters;
+        Counters::bump(match why {
+            IdleRetirement::Idle => &counters.retired_idle,
+            IdleRetirement::HostPressure => &counters.retired_pressure,
+        });
+        self.gauge().stopped();
+        worker.shutdown();
+        let _ = self.dirs.clear();
+    }
+
+    /// Starts a worker: forked from the zygote when there is one (waiting for it
+    /// while it warms up), cold otherwise.
     fn spawn(&self) -> Result<WorkerProcess> {
-        self.spawn_with(self.zygote.as_ref())
+        self.start_worker(self.shared.zygote.as_ref())
     }
 
     /// Fresh isolation: replaces the used worker (already sent SIGKILL), then wipes the
     /// slot's directories, only after the reap, so nothing it wrote can outlive it into
     /// the next job.
     fn replace_used(&self, used: WorkerProcess) -> Option<WorkerProcess> {
-        let next = self.replace_dying(used, || self.start_worker(self.zygote.as_ref()).ok());
+        let next = self.replace_dying(used, || self.spawn().ok());
         if self.dirs.clear().is_err() {
             // Leftovers could leak into the next job: drop this worker too.
             return None;
@@ -195,41 +320,57 @@ impl Slot {
         next
     }
 
-    fn spawn_with(&self, zygote: Option<&Arc<ZygoteCell>>) -> Result<WorkerProcess> {
+    fn spawn_with_clear(&self) -> Result<WorkerProcess> {
         let _ = self.dirs.clear();
-        self.start_worker(zygote)
+        self.spawn()
     }
 
     /// Starts a worker (without touching the slot's directories) and records it.
     fn start_worker(&self, zygote: Option<&Arc<ZygoteCell>>) -> Result<WorkerProcess> {
-        let worker = WorkerProcess::spawn(
-            &self.program,
-            &self.config,
+        let shared = &self.shared;
+        let mut worker = WorkerProcess::spawn(
+            &shared.program,
+            &shared.config,
             &self.dirs,
-            &self.mpl_config,
+            &shared.mpl_config,
             zygote,
         )?;
-        self.started(&worker);
+        self.started(&mut worker);
         Ok(worker)
     }
 
     /// Forks a replacement from a zygote that is running right now, or `None` (then
     /// the slot starts one after the job's answer has gone back, as usual).
     fn fork_replacement(&self) -> Option<WorkerProcess> {
-        let zygote = self.zygote.as_ref()?;
-        let worker =
-            WorkerProcess::fork_now(&self.config, &self.dirs, &self.mpl_config, zygote)?.ok()?;
-        self.started(&worker);
+        let shared = &self.shared;
+        let zygote = shared.zygote.as_ref()?;
+        let mut worker =
+            WorkerProcess::fork_now(&shared.config, &self.dirs, &shared.mpl_config, zygote)?
+                .ok()?;
+        self.started(&mut worker);
         Some(worker)
     }
 
-    /// Publishes a new worker's pid and, after a loss, how long the recycle took.
-    fn started(&self, worker: &WorkerProcess) {
-        self.pids[self.index].store(worker.pid(), Ordering::Relaxed);
+    /// Publishes a new worker (pid, birth, memory) and, after a loss, how long the
+    /// recycle took. A cold start where a zygote was wanted is the visible fallback.
+    fn started(&self, worker: &mut WorkerProcess) {
+        let forked = worker.forked();
+        let counters = &self.shared.counters;
+        if forked {
+            Counters::bump(&counters.forked);
+        } else if let Some(zygote) = &self.shared.zygote {
+            Counters::bump(&counters.cold_fallbacks);
+            tracing::warn!(
+                slot = self.index,
+                pid = worker.pid(),
+                zygote = %zygote.describe(),
+                "pyward: worker started cold: the zygote is not running"
+            );
+        }
+        worker.birth = MemoryUsage::of_process(worker.pid()).unwrap_or_default();
+        (self.gauge()).started(worker.pid(), forked, worker.birth.private_bytes);
         if let Some(lost) = self.lost_at.take() {
-            let nanos = lost.elapsed().as_nanos().min(u128::from(u64::MAX >> 1)) as u64;
-            let flag = if worker.forked() { 1 << 63 } else { 0 };
-            self.recycles[self.index].store(nanos | flag, Ordering::Relaxed);
+            self.gauge().set_last_recycle(lost.elapsed(), forked);
         }
     }
 
@@ -276,9 +417,9 @@ impl Slot {
             code: std::mem::take(&mut job.code),
             seed: job.seed,
             out_name: job.out_name.clone(),
-            stdout_cap: self.config.stdout_cap,
-            max_artifacts: self.config.max_artifacts,
-            max_artifact_bytes: self.config.max_artifact_bytes,
+            stdout_cap: self.shared.config.stdout_cap,
+            max_artifacts: self.shared.config.max_artifacts,
+            max_artifact_bytes: self.shared.config.max_artifact_bytes,
             figures_in_memory: job.figures_in_memory,
             arrays: job.arrays.iter().map(|(n, a)| a.meta(n)).collect(),
         };
@@ -292,7 +433,7 @@ impl Slot {
                 job.memory_bytes,
                 // The caller cancelled, or the last Executor handle is gone (nobody
                 // could still be waiting but an abandoned future).
-                &|| ticket.is_cancelled() || self.queue.is_closed(),
+                &|| ticket.is_cancelled() || self.shared.queue.is_closed(),
             ),
             Err(e) => Answer::Died(format!("worker stopped reading: {e}")),
         };
@@ -335,8 +476,8 @@ impl Slot {
                         Err(JobFailure::ScratchFull {
                             which,
                             limit: match which {
-                                ScratchLimit::Bytes => self.config.scratch_bytes,
-                                ScratchLimit::Files => self.config.scratch_files,
+                                ScratchLimit::Bytes => self.shared.config.scratch_bytes,
+                                ScratchLimit::Files => self.shared.config.scratch_files,
                             },
                         })
                     }
@@ -408,7 +549,11 @@ impl Slot {
         }
         // Mark the worker that ran the job (not a replacement `lost` already started).
         if let Some(w) = slot_worker.as_mut().filter(|w| w.pid() == info_pid) {
-            if outcome.retired.is_none() && w.jobs_run >= self.config.max_jobs_per_worker {
+            // A fresh-isolation worker dies after this job anyway.
+            if outcome.retired.is_none() && self.shared.config.isolation == Isolation::Reuse {
+                outcome.retired = self.memory_growth(w);
+            }
+            if outcome.retired.is_none() && w.jobs_run >= self.shared.config.max_jobs_per_worker {
                 outcome.retired = Some(Retirement {
                     reason: RetireReason::JobQuota,
                     detail: format!("ran {} jobs", w.jobs_run),
@@ -418,6 +563,30 @@ impl Slot {
         }
         outcome.timings.total = job.submitted.elapsed();
         Ok(outcome)
+    }
+
+    /// Reads the worker's memory after a job (for the stats and for choosing which
+    /// idle worker to retire under pressure); a retirement when its private memory
+    /// grew past the soft limit since it became ready.
+    fn memory_growth(&self, w: &WorkerProcess) -> Option<Retirement> {
+        let now = MemoryUsage::of_process(w.pid())?;
+        self.gauge().set_private_after_job(now.private_bytes);
+        let limit = match self.shared.config.memory_growth {
+            MemoryGrowthLimit::BirthSize => w.birth.rss_bytes,
+            MemoryGrowthLimit::Bytes(bytes) => bytes,
+            MemoryGrowthLimit::Off => return None,
+        };
+        let grown = now.private_bytes.saturating_sub(w.birth.private_bytes);
+        let mib = |b: u64| b as f64 / f64::from(1 << 20);
+        (grown > limit).then(|| Retirement {
+            reason: RetireReason::MemoryGrowth,
+            detail: format!(
+                "private memory grew by {:.0} MiB over {} jobs (soft limit {:.0} MiB)",
+                mib(grown),
+                w.jobs_run,
+                mib(limit)
+            ),
+        })
     }
 }
 

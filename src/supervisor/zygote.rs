@@ -26,6 +26,13 @@
 //! signal because that signal is tied to the *thread* that spawned it, which may be a
 //! short-lived start-up thread; the socket is the reliable tie.
 //!
+//! Every worker of the pool is forked from the zygote, the first ones included: the
+//! pool pays for one warm-up, and its workers share the zygote's warm pages
+//! (`gc.freeze` keeps CPython from writing to them). `build()` waits for the zygote
+//! to warm up; cold starts happen only as the fallback when it is not running, and
+//! are counted ([`PoolStats::cold_fallbacks`](crate::PoolStats::cold_fallbacks)) and
+//! logged.
+//!
 //! Trade-offs: every forked worker shares the zygote's address-space layout (ASLR is
 //! randomised once per zygote, not once per worker), so an address leaked by one job
 //! is valid in sibling workers; the sandbox, not ASLR, is what contains a job. The
@@ -42,6 +49,7 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -54,6 +62,7 @@ use crate::protocol::{self, WorkerMsg, ZygoteReply, ZygoteRequest, PROTOCOL_VERS
 use crate::supervisor::process::{
     describe_exit, init_msg, spawn_stderr_drain, startup_error, worker_command,
 };
+use crate::supervisor::stats::{MemoryUsage, ZygoteStats};
 use crate::workspace::SlotDirs;
 
 /// How long a zygote may take to answer one request (a fork is a few milliseconds).
@@ -71,6 +80,9 @@ pub(crate) struct Forked {
 pub(crate) struct ZygoteCell {
     state: Mutex<State>,
     changed: Condvar,
+    /// Starts after the first, and why the last failed start failed.
+    restarts: AtomicU64,
+    last_error: Mutex<Option<String>>,
     program: PathBuf,
     config: Arc<Config>,
     dirs: SlotDirs,
@@ -95,18 +107,23 @@ impl ZygoteCell {
         let cell = Arc::new(ZygoteCell {
             state: Mutex::new(State::Dead),
             changed: Condvar::new(),
+            restarts: AtomicU64::new(0),
+            last_error: Mutex::new(None),
             program,
             config,
             dirs,
             mpl_config,
         });
         cell.restart(&mut cell.state.lock());
+        cell.restarts.store(0, Ordering::Relaxed);
         cell
     }
 
     /// Starts a new zygote in a background thread (the state must be `Dead`).
     fn restart(self: &Arc<Self>, state: &mut State) {
         *state = State::Starting;
+        self.restarts.fetch_add(1, Ordering::Relaxed);
+        tracing::info!("pyward: starting the zygote");
         let cell = Arc::clone(self);
         let spawned = std::thread::Builder::new()
             .name("pyward-zygote-start".into())
@@ -117,7 +134,11 @@ impl ZygoteCell {
                 match (started, &*state) {
                     (Ok(z), State::Starting) => *state = State::Running(z),
                     (Ok(z), _) => z.shutdown(),
-                    (Err(_), State::Starting) => *state = State::Dead,
+                    (Err(e), State::Starting) => {
+                        tracing::warn!(error = %e, "pyward: the zygote did not start");
+                        *cell.last_error.lock() = Some(e.to_string());
+                        *state = State::Dead;
+                    }
                     (Err(_), _) => {}
                 }
                 cell.changed.notify_all();
@@ -186,6 +207,34 @@ impl ZygoteCell {
         match &*self.settled() {
             State::Running(z) => Some(z.child.id()),
             _ => None,
+        }
+    }
+
+    /// Its pid and memory, restarts and last start error, without waiting.
+    pub(crate) fn stats(&self) -> ZygoteStats {
+        let pid = match &*self.state.lock() {
+            State::Running(z) => Some(z.child.id()),
+            _ => None,
+        };
+        ZygoteStats {
+            pid,
+            memory: pid.and_then(MemoryUsage::of_process),
+            restarts: self.restarts.load(Ordering::Relaxed),
+            last_error: self.last_error.lock().clone(),
+        }
+    }
+
+    /// Its state in words, for a log line.
+    pub(crate) fn describe(&self) -> String {
+        let state = match &*self.state.lock() {
+            State::Starting => "starting",
+            State::Running(_) => "running",
+            State::Dead => "dead",
+            State::Off => "off",
+        };
+        match &*self.last_error.lock() {
+            Some(e) => format!("{state}; last start failed: {e}"),
+            None => state.to_string(),
         }
     }
 

@@ -377,13 +377,20 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
     } else {
         None
     };
-    let state_guard = PyModule::from_code(
-        py,
-        &cstring(STATE_GUARD),
-        c"pyward_state_guard.py",
-        c"_pyward_state_guard",
-    )
-    .map_err(describe(InitStage::Interpreter))?;
+    // A worker that serves one job never checks process-wide state after it.
+    let state_guard = if init.single_job {
+        None
+    } else {
+        Some(
+            PyModule::from_code(
+                py,
+                &cstring(STATE_GUARD),
+                c"pyward_state_guard.py",
+                c"_pyward_state_guard",
+            )
+            .map_err(describe(InitStage::Interpreter))?,
+        )
+    };
     let versions = prelude
         .call_method1(
             "warm_up",
@@ -396,6 +403,8 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
                 render_once,
                 init.warm_up_code.as_deref(),
                 state_guard,
+                init.one_shot,
+                init.preload_loadmat,
             ),
         )
         .map_err(|e| {
