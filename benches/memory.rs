@@ -1,211 +1,206 @@
-//! Memory per worker: workers started cold vs workers forked from the zygote.
+//! Pool scale: what a pool of 8 costs next to a pool of 1, in start time and memory,
+//! what a burst costs an elastic pool, and what a one-off `pyward run` costs next to
+//! `python -I` on the same script.
 //!
-//! Run: `cargo bench --bench memory` (release build; `make bench` runs it too).
-//! `PYWARD_BENCH_SCALE` scales the number of jobs run before the second reading.
-//! Results also go to `target/pyward-bench/memory.json` (see `common/report.rs`).
+//! Run: `cargo bench --bench memory` (release build of the workspace's binaries first:
+//! `make bench` does both). `PYWARD_BENCH_SCALE` scales the repetitions. Results also
+//! go to `target/pyward-bench/memory.json` (see `common/report.rs`).
 //!
-//! Two pools of 2 workers with default settings (pandas preloaded):
-//!
-//! - **cold start**: `ExecutorBuilder::zygote(false)`; both workers are separate
-//!   processes that each imported numpy, matplotlib and pandas themselves.
-//! - **zygote fork**: the default. The pool's first workers start cold, so each slot
-//!   first runs a job that spins (`while True: pass`) under a short timeout; the
-//!   watchdog kills the worker and the slot replaces it by forking the zygote.
-//!   `Executor::last_recycle(slot)` confirms that every replacement was forked.
-//!
-//! Each pool is read twice from `/proc/<pid>/smaps_rollup` of every
-//! `Executor::worker_pids()` entry (and of `Executor::zygote_pid()`): idle, right after
-//! the workers are ready, and again after each worker has run a few typical figures
-//! (which dirties copy-on-write pages a forked worker shared with the zygote).
-//!
-//! - **RSS**: resident pages, shared ones counted in full in every process.
-//! - **PSS**: resident pages, each shared page divided by the number of processes that
-//!   map it; summing PSS over processes gives their real total. The honest per-worker
-//!   cost.
-//! - **USS**: `Private_Clean + Private_Dirty`, the memory that killing this worker
-//!   would free.
-//! - **pool PSS**: sum of PSS over the workers, plus the zygote's for the zygote pool
-//!   (the template is part of what that pool costs).
+//! - **start**: wall time of `build()` for 1 and for 8 workers, repetitions interleaved
+//!   so machine drift hits both alike. Every worker is forked from one zygote, so 8
+//!   should cost little more than 1.
+//! - **memory**: `Executor::stats()` after 3 typical figures per worker (which dirty
+//!   copy-on-write pages a fork shared with the zygote): the pool's PSS (workers plus
+//!   zygote) for 1 and 8 workers, and the cost of each extra worker,
+//!   `(PSS(8) - PSS(1)) / 7`. For comparison the same for pools started cold
+//!   (`zygote(false)`), with 1 and 2 workers.
+//! - **burst**: an elastic pool (`min_workers(1).max_workers(4)`) gets 4 jobs at once;
+//!   the queue time of the 3 jobs that ran on newly forked workers is the time from
+//!   "a job waits" to "a new worker runs it".
+//! - **one-shot**: `pyward run tiny.py` (the CLI, release build) against
+//!   `python -I tiny.py` doing the same with stock matplotlib, interleaved.
 
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use pyward::{Executor, Job, JobFailure};
+use pyward::{Executor, ExecutorBuilder, Job, PoolStats};
 
 #[path = "common/report.rs"]
 mod report;
 
 const TYPICAL: &str = include_str!("../tests/data/figures/02_typical_line_scatter_legend.py");
-const SPIN: &str = "while True:\n    pass\n";
-const WORKERS: usize = 2;
+const TINY_JOB: &str = "plt.plot([1, 2, 3], [2, 1, 3])\nplt.savefig(OUT)\n";
 
-/// The figures of one process's `smaps_rollup`, in KiB.
-#[derive(Debug, Clone, Copy, Default)]
-struct Mem {
-    rss: u64,
-    pss: u64,
-    uss: u64,
+fn builder() -> ExecutorBuilder {
+    Executor::builder().worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
 }
 
-fn smaps_rollup(pid: u32) -> Option<Mem> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
-    let field = |name: &str| -> u64 {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
-    };
-    Some(Mem {
-        rss: field("Rss"),
-        pss: field("Pss"),
-        uss: field("Private_Clean") + field("Private_Dirty"),
-    })
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / f64::from(1 << 20)
 }
 
-fn mib(kib: u64) -> f64 {
-    kib as f64 / 1024.0
-}
-
-/// One reading of a pool: each worker's figures, and the zygote's.
-struct Reading {
-    workers: Vec<(u32, Mem)>,
-    zygote: Option<(u32, Mem)>,
-}
-
-fn read_pool(exec: &Executor, zygote: bool) -> Reading {
-    let workers: Vec<(u32, Mem)> = exec
-        .worker_pids()
-        .into_iter()
-        .map(|pid| {
-            (
-                pid,
-                smaps_rollup(pid)
-                    .expect("/proc/<pid>/smaps_rollup readable (same user, ptrace access)"),
-            )
-        })
-        .collect();
-    assert_eq!(workers.len(), WORKERS, "every slot has a worker");
-    let zygote = if zygote {
-        let pid = exec.zygote_pid().expect("the zygote runs");
-        Some((
-            pid,
-            smaps_rollup(pid)
-                .expect("/proc/<pid>/smaps_rollup readable (same user, ptrace access)"),
-        ))
-    } else {
-        None
-    };
-    Reading { workers, zygote }
-}
-
-/// `n` jobs of `code` from [`WORKERS`] threads at once, so that every slot gets some.
-fn run_parallel(exec: &Executor, n: usize, job: impl Fn() -> Job + Sync) -> Vec<pyward::Outcome> {
+/// Three typical figures on every worker at once, then the pool's stats.
+fn after_three_jobs_each(exec: &Executor, workers: usize) -> PoolStats {
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..WORKERS)
-            .map(|t| {
-                let job = &job;
-                s.spawn(move || {
-                    (t..n)
-                        .step_by(WORKERS)
-                        .map(|_| {
-                            let o = exec.run(job()).expect("run");
-                            assert!(o.is_success(), "{:?}", o.result);
-                            o
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("thread"))
-            .collect()
-    })
+        for _ in 0..workers {
+            s.spawn(|| {
+                for _ in 0..3 {
+                    let o = exec.run(Job::new(TYPICAL)).expect("run");
+                    assert!(o.is_success(), "{:?}", o.result);
+                }
+            });
+        }
+    });
+    let stats = exec.stats();
+    assert_eq!(stats.workers.len(), workers);
+    stats
 }
 
-/// Kills every slot's (cold) worker with a spinning job until each slot's replacement
-/// was forked from the zygote.
-fn recycle_all_through_zygote(exec: &Executor) {
-    let started = exec.worker_pids();
-    exec.zygote_pid().expect("the zygote warms up");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let outcomes = run_parallel(exec, WORKERS, || {
-            Job::new(SPIN).timeout(Duration::from_millis(300))
-        });
-        for o in &outcomes {
-            assert!(
-                matches!(o.failure(), Some(JobFailure::Timeout { .. })),
-                "{:?}",
-                o.result
+fn start_times(rep: &mut report::Report, rounds: usize) {
+    let (mut one, mut eight) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        for (n, samples) in [(1, &mut one), (8, &mut eight)] {
+            let started = Instant::now();
+            let exec = builder().workers(n).build().expect("pool starts");
+            samples.push(started.elapsed());
+            assert_eq!(exec.stats().cold_fallbacks, 0);
+        }
+    }
+    rep.latency("start", "build()", "1 worker", &one);
+    rep.latency("start", "build()", "8 workers", &eight);
+    let ratio = rep.ratio("start", "build()", "8 workers", "1 worker");
+    let (m1, m8) = (report::summary_ms(&one).0, report::summary_ms(&eight).0);
+    println!("start: 1 worker {m1:.0} ms, 8 workers {m8:.0} ms (median of {rounds}): {ratio:.2}x");
+}
+
+fn memory(rep: &mut report::Report) {
+    let pool = |n: usize, zygote: bool| {
+        let exec = builder()
+            .workers(n)
+            .zygote(zygote)
+            .build()
+            .expect("pool starts");
+        let stats = after_three_jobs_each(&exec, n);
+        for w in &stats.workers {
+            let m = w.memory.unwrap_or_default();
+            println!(
+                "  {:<10} {n} worker(s): pid {:<8} RSS {:6.1}  PSS {:6.1}  private {:6.1} MiB",
+                if zygote { "forked" } else { "cold" },
+                w.pid,
+                mib(m.rss_bytes),
+                mib(m.pss_bytes),
+                mib(m.private_bytes)
             );
         }
-        // The slot replaces its worker right after sending the Timeout outcome.
-        let wait = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < wait {
-            let pids = exec.worker_pids();
-            let done = pids.len() == WORKERS
-                && pids.iter().all(|p| !started.contains(p))
-                && (0..WORKERS).all(|s| exec.last_recycle(s).is_some_and(|(_, f)| f));
-            if done {
-                return;
+        mib(stats.total_pss_bytes())
+    };
+    let (f1, f8) = (pool(1, true), pool(8, true));
+    let (c1, c2) = (pool(1, false), pool(2, false));
+    let note = "PSS of every worker plus the zygote's, after 3 typical figures per worker";
+    rep.value("memory", "pool PSS", "1 worker", "MiB", f1)
+        .note(note);
+    rep.value("memory", "pool PSS", "8 workers", "MiB", f8)
+        .note(note);
+    let forked_extra = (f8 - f1) / 7.0;
+    let cold_extra = c2 - c1;
+    rep.value("memory", "per extra worker", "forked", "MiB", forked_extra)
+        .note("(pool PSS with 8 workers - with 1) / 7");
+    rep.value("memory", "per extra worker", "cold", "MiB", cold_extra)
+        .note("zygote(false): pool PSS with 2 workers - with 1");
+    rep.ratio("memory", "per extra worker", "forked", "cold");
+    println!(
+        "memory: pool PSS 1 worker {f1:.0} MiB, 8 workers {f8:.0} MiB: {forked_extra:.1} MiB \
+         per extra forked worker ({cold_extra:.1} MiB per extra cold worker)"
+    );
+}
+
+fn burst(rep: &mut report::Report, rounds: usize) {
+    let mut waits = Vec::new();
+    for _ in 0..rounds {
+        let exec = (builder().min_workers(1).max_workers(4))
+            .idle_timeout(Duration::from_millis(200))
+            .build()
+            .expect("pool starts");
+        let first = exec.worker_pids();
+        let outcomes: Vec<pyward::Outcome> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| exec.run(Job::new(TYPICAL)).expect("run")))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for o in outcomes {
+            assert!(o.is_success(), "{:?}", o.result);
+            if !first.contains(&o.worker.as_ref().unwrap().pid) {
+                waits.push(o.timings.queue);
             }
-            std::thread::sleep(Duration::from_millis(10));
         }
-        assert!(
-            Instant::now() < deadline,
-            "slots were not all replaced by forked workers: {:?}",
-            (0..WORKERS)
-                .map(|s| exec.last_recycle(s))
-                .collect::<Vec<_>>()
-        );
     }
+    rep.latency(
+        "burst",
+        "queue time on a new worker",
+        "elastic 1..4",
+        &waits,
+    )
+    .note("4 jobs at once on a pool of 1: from submission to dispatch on a forked worker");
+    let (median, _, max) = report::summary_ms(&waits);
+    println!(
+        "burst: a job that grows the pool waits {median:.1} ms (median, max {max:.1}, n={})",
+        waits.len()
+    );
 }
 
-fn print_reading(label: &str, r: &Reading) {
-    for (pid, m) in &r.workers {
-        println!(
-            "  {label:<26} worker pid {pid:<8} RSS {:7.1}  PSS {:7.1}  USS {:7.1} MiB",
-            mib(m.rss),
-            mib(m.pss),
-            mib(m.uss)
-        );
-    }
-    if let Some((pid, m)) = r.zygote {
-        println!(
-            "  {label:<26} zygote pid {pid:<8} RSS {:7.1}  PSS {:7.1}  USS {:7.1} MiB",
-            mib(m.rss),
-            mib(m.pss),
-            mib(m.uss)
-        );
-    }
+/// The release CLI next to this bench's binary (`target/release/pyward`).
+fn cli() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let cli = exe.parent()?.parent()?.join("pyward");
+    cli.is_file().then_some(cli)
 }
 
-/// Rows for one reading; `when` ends each note (e.g. which jobs ran before it).
-fn record(rep: &mut report::Report, metric: &str, variant: &str, r: &Reading, when: &str) {
-    let n = r.workers.len();
-    let avg = |f: fn(&Mem) -> u64| mib(r.workers.iter().map(|(_, m)| f(m)).sum::<u64>()) / n as f64;
-    rep.value(metric, "RSS per worker", variant, "MiB", avg(|m| m.rss))
-        .n(n)
-        .note(format!(
-            "mean over the pool's workers; shared pages counted in full; {when}"
+fn one_shot(rep: &mut report::Report, rounds: usize) {
+    let Some(cli) = cli() else {
+        println!("one-shot: skipped (no release `pyward` binary; `make bench` builds it)");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = dir.path().join("tiny.py");
+    std::fs::write(&job, TINY_JOB).unwrap();
+    let plain = dir.path().join("tiny_plain.py");
+    let out = dir.path().join("plain.png");
+    std::fs::write(
+        &plain,
+        format!(
+            "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n\
+             plt.plot([1, 2, 3], [2, 1, 3])\nplt.savefig({:?})\n",
+            out.display().to_string()
+        ),
+    )
+    .unwrap();
+    let python = env!("PYWARD_BUILD_PYTHON");
+    let time = |cmd: &mut Command| {
+        let started = Instant::now();
+        let status = cmd.output().expect("runs").status;
+        assert!(status.success(), "{cmd:?}: {status}");
+        started.elapsed()
+    };
+    let (mut pyward_runs, mut python_runs) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        pyward_runs.push(time(
+            Command::new(&cli)
+                .args(["run", "--no-record", "--out"])
+                .arg(dir.path().join("pyward.png"))
+                .arg(&job),
         ));
-    rep.value(metric, "PSS per worker", variant, "MiB", avg(|m| m.pss))
-        .n(n)
-        .note(format!(
-            "mean over the pool's workers; shared pages divided among their sharers; {when}"
-        ));
-    rep.value(metric, "USS per worker", variant, "MiB", avg(|m| m.uss))
-        .n(n)
-        .note(format!(
-            "Private_Clean + Private_Dirty: what killing the worker frees; {when}"
-        ));
-    let zygote_pss = r.zygote.map_or(0, |(_, m)| m.pss);
-    let pool = r.workers.iter().map(|(_, m)| m.pss).sum::<u64>() + zygote_pss;
-    rep.value(metric, "pool PSS", variant, "MiB", mib(pool))
-        .n(n)
-        .note(format!(
-            "sum of the workers' PSS, plus the zygote's PSS when there is one; {when}"
-        ));
+        python_runs.push(time(Command::new(python).arg("-I").arg(&plain)));
+    }
+    rep.latency("one-shot", "tiny plot", "pyward run", &pyward_runs);
+    rep.latency("one-shot", "tiny plot", "python -I", &python_runs);
+    let ratio = rep.ratio("one-shot", "tiny plot", "pyward run", "python -I");
+    println!(
+        "one-shot: pyward run {:.0} ms, python -I {:.0} ms (median of {rounds}): {ratio:.2}x",
+        report::summary_ms(&pyward_runs).0,
+        report::summary_ms(&python_runs).0
+    );
 }
 
 fn main() {
@@ -213,68 +208,11 @@ fn main() {
         return; // `cargo test --benches` probes harness=false benches this way
     }
     let quick = std::env::args().any(|a| a == "--test");
-    let jobs = if quick { 2 } else { report::iterations(8, 2) } * WORKERS;
+    let rounds = if quick { 1 } else { report::iterations(5, 2) };
     let mut rep = report::Report::new("memory", "cargo bench --bench memory");
-    let builder = || {
-        Executor::builder()
-            .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
-            .workers(WORKERS)
-    };
-    let typical = || Job::new(TYPICAL);
-    println!("memory per worker, {WORKERS} workers, from /proc/<pid>/smaps_rollup");
-
-    let cold = builder().zygote(false).build().expect("pool starts");
-    let cold_idle = read_pool(&cold, false);
-    run_parallel(&cold, jobs, typical);
-    let cold_busy = read_pool(&cold, false);
-    print_reading("cold start, idle", &cold_idle);
-    print_reading(&format!("cold start, after {jobs} jobs"), &cold_busy);
-    drop(cold);
-
-    let forked = builder().build().expect("pool starts");
-    recycle_all_through_zygote(&forked);
-    let forked_idle = read_pool(&forked, true);
-    run_parallel(&forked, jobs, typical);
-    let forked_busy = read_pool(&forked, true);
-    print_reading("zygote fork, idle", &forked_idle);
-    print_reading(&format!("zygote fork, after {jobs} jobs"), &forked_busy);
-    drop(forked);
-
-    let idle = "idle";
-    let busy = "after jobs";
-    let ready = "read when the workers were ready";
-    let after = format!("read after {jobs} typical figures over the pool");
-    record(&mut rep, idle, "cold start", &cold_idle, ready);
-    record(&mut rep, idle, "zygote fork", &forked_idle, ready);
-    record(&mut rep, busy, "cold start", &cold_busy, &after);
-    record(&mut rep, busy, "zygote fork", &forked_busy, &after);
-    println!(
-        "\n{:<20} {:<16} {:>12} {:>12} {:>8}",
-        "MiB (mean/worker)", "when", "cold start", "zygote fork", "ratio"
-    );
-    for metric in [idle, busy] {
-        for workload in [
-            "RSS per worker",
-            "PSS per worker",
-            "USS per worker",
-            "pool PSS",
-        ] {
-            let ratio = rep.ratio(metric, workload, "zygote fork", "cold start");
-            let value = |variant: &str| {
-                rep.rows()
-                    .iter()
-                    .find(|r| r.metric == metric && r.workload == workload && r.variant == variant)
-                    .map_or(0.0, |r| r.value)
-            };
-            println!(
-                "{workload:<20} {:<16} {:>12.1} {:>12.1} {:>8.2}",
-                metric,
-                value("cold start"),
-                value("zygote fork"),
-                ratio
-            );
-        }
-    }
-    println!("(ratio = zygote fork / cold start; pool PSS includes the zygote's PSS)");
+    start_times(&mut rep, rounds);
+    memory(&mut rep);
+    burst(&mut rep, rounds);
+    one_shot(&mut rep, if quick { 1 } else { report::iterations(7, 3) });
     rep.write();
 }

@@ -453,6 +453,25 @@ def _try_render_once(module, action):
         return reason
 
 
+def release_files():
+    """In the zygote, before it forks workers: closes the font files matplotlib keeps
+    open. A forked worker closes every descriptor it inherits; a cached font object
+    would then read from a closed descriptor (``RuntimeError: failed to load glyph``),
+    or from whatever file the worker later opens under the same number. The supervisor
+    checks afterwards that no descriptor is left (see ``worker::fork``)."""
+    import gc
+    from matplotlib import font_manager, mathtext
+    for cache in (getattr(font_manager, '_get_font', None),
+                  getattr(getattr(mathtext, 'MathTextParser', None), '_parse_cached', None)):
+        clear = getattr(cache, 'cache_clear', None)
+        if clear is not None:
+            clear()
+    # Frozen objects are never collected: thaw, collect, freeze again.
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
 def warm_render():
     """One real render: fills the font cache, the mathtext parser and Agg's state.
 

@@ -255,3 +255,64 @@ fn a_work_dir_reached_through_a_symlink_is_usable_by_both_spellings_in_forked_wo
     expect_ok(&o);
     assert_eq!(o.stdout.trim(), "PermissionError");
 }
+
+/// Descriptors of a live process, as (number, what it points at).
+fn descriptors(pid: u32) -> Vec<(i32, String)> {
+    let mut fds: Vec<(i32, String)> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let fd = e.file_name().to_str()?.parse().ok()?;
+            Some((fd, std::fs::read_link(e.path()).ok()?.display().to_string()))
+        })
+        .collect();
+    fds.sort();
+    fds
+}
+
+#[test]
+fn no_descriptor_of_the_host_or_the_template_reaches_a_worker() {
+    // A secret the host holds open without close-on-exec (as a service manager's
+    // socket or a careless library's file would be).
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "canary-7f3a9").unwrap();
+    let path = std::ffi::CString::new(secret.to_str().unwrap()).unwrap();
+    // SAFETY: open(2) of a file this test created; the descriptor is closed below.
+    let leaked = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY) };
+    assert!(leaked > 2);
+
+    for zygote in [true, false] {
+        let exec = builder()
+            .zygote(zygote)
+            .policy(Policy::gate_disabled_for_testing())
+            .build()
+            .unwrap();
+        let worker = exec.worker_pids()[0];
+        let mut pids = vec![worker];
+        pids.extend(exec.zygote_pid());
+        for pid in pids {
+            let fds = descriptors(pid);
+            assert!(
+                fds.iter().all(|(_, what)| !what.contains("secret")),
+                "process {pid} (zygote pool: {zygote}) holds {fds:?}"
+            );
+            if zygote {
+                // The template and its forks hold stdio and their protocol ends only.
+                assert!(fds.iter().all(|(fd, _)| *fd <= 4), "process {pid}: {fds:?}");
+            }
+        }
+        // The job reads every descriptor it has, for real.
+        let o = exec
+            .run(Job::new(
+                "os = srcpath.__globals__['os']\nseen = []\nfor fd in range(3, 1024):\n    \
+                 try:\n        seen.append(os.pread(fd, 64, 0))\n    except OSError:\n        pass\n\
+                 print(any(b'canary' in s for s in seen))\nplt.plot([1]); plt.savefig(OUT)\n",
+            ))
+            .unwrap();
+        expect_ok(&o);
+        assert_eq!(o.stdout.trim(), "False", "zygote pool: {zygote}");
+    }
+    // SAFETY: the descriptor opened above.
+    unsafe { libc::close(leaked) };
+}

@@ -94,6 +94,12 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing_subscriber::filter::LevelFilter::WARN)
+        .without_time()
+        .with_target(false)
+        .init();
     let code = match cli.command {
         Command::Run {
             files,
@@ -541,10 +547,53 @@ fn doctor() -> u8 {
             println!("test savefig: {e}");
         }
     }
+    print_pool(&executor.stats());
     if failed {
         EXIT_JOB_FAILED
     } else {
         0
+    }
+}
+
+/// The pool as `Executor::stats` sees it: where each worker came from and what it costs.
+fn print_pool(stats: &pyward::PoolStats) {
+    let mib = |b: u64| b as f64 / f64::from(1 << 20);
+    match &stats.zygote {
+        Some(z) => {
+            let state = z.pid.map_or("not running".into(), |p| format!("pid {p}"));
+            let pss = z.memory.map_or(0.0, |m| mib(m.pss_bytes));
+            println!("zygote: {state}, PSS {pss:.1} MiB, restarts {}", z.restarts);
+            if let Some(e) = &z.last_error {
+                println!("  last start failed: {e}");
+            }
+        }
+        None => println!("zygote: off"),
+    }
+    println!(
+        "pool: {} worker(s) ({}..{}), {} busy, {} queued; forked {}, cold fallbacks {}",
+        stats.workers.len(),
+        stats.min_workers,
+        stats.max_workers,
+        stats.busy,
+        stats.queued,
+        stats.forked,
+        stats.cold_fallbacks
+    );
+    for w in &stats.workers {
+        let m = w.memory.unwrap_or_default();
+        println!(
+            "  worker slot {} pid {}: {:?}, {} jobs, RSS {:.1} MiB, PSS {:.1} MiB, private {:.1} MiB",
+            w.slot,
+            w.pid,
+            w.birth,
+            w.jobs_served,
+            mib(m.rss_bytes),
+            mib(m.pss_bytes),
+            mib(m.private_bytes)
+        );
+    }
+    if stats.cold_fallbacks > 0 {
+        println!("  warning: workers started cold because the zygote was not running");
     }
 }
 

@@ -271,3 +271,19 @@ pub fn mentions_name(source: &str, name: &str) -> bool {
         Err(_) => true,
     })
 }
+
+#[cfg(test)]
+mod mention_tests {
+    use super::mentions_name;
+
+    #[test]
+    fn a_name_counts_as_a_token_not_inside_strings_or_comments() {
+        assert!(mentions_name("df = pd.read_csv(x)", "pd"));
+        assert!(mentions_name("import pandas as pd", "pd"));
+        assert!(!mentions_name("s = 'pd'  # pd\nx = pdx + 1", "pd"));
+        assert!(
+            mentions_name("x = '''", "pd"),
+            "unlexable source counts as naming it"
+        );
+    }
+}

@@ -116,6 +116,24 @@ pub(crate) fn worker_command(
         .env("SOURCE_DATE_EPOCH", "0")
         .current_dir(&dirs.tmp)
         .process_group(0);
+    // SAFETY: the closure runs in the forked child before exec and only calls
+    // close_range(2) or fcntl(2), both async-signal-safe, on the child's own
+    // descriptors. Stdio is in place (0-2) by then; everything above it is a host
+    // descriptor that was not close-on-exec (a socket a service manager passed, a file
+    // some library opened): marked close-on-exec here, it never reaches a worker.
+    unsafe {
+        cmd.pre_exec(|| {
+            const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+            let rc = libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC);
+            if rc != 0 {
+                // Before Linux 5.11: one by one up to the descriptor limit.
+                for fd in 3..libc::sysconf(libc::_SC_OPEN_MAX).clamp(3, 65_536) as libc::c_int {
+                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                }
+            }
+            Ok(())
+        });
+    }
     for name in PASS_THROUGH {
         if let Some(v) = std::env::var_os(name) {
             cmd.env(name, v);

@@ -100,6 +100,42 @@ pub(super) fn serve_zygote(
     }
 }
 
+/// Checks that the zygote holds no descriptor but stdio and `keep` (its control
+/// socket). A forked worker closes every other inherited descriptor, so anything the
+/// warm interpreter still reads through one (a cached font file) would fail in the
+/// worker, or read another file that later gets the same number.
+pub(super) fn no_open_files(keep: &[RawFd]) -> Result<(), String> {
+    let dir = std::fs::read_dir("/proc/self/fd").map_err(|e| format!("/proc/self/fd: {e}"))?;
+    let mut open = Vec::new();
+    for entry in dir.flatten() {
+        let Some(fd) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<RawFd>().ok())
+        else {
+            continue;
+        };
+        let target = std::fs::read_link(entry.path());
+        // The directory being listed has a descriptor of its own.
+        let listing = target
+            .as_ref()
+            .is_ok_and(|t| t.starts_with("/proc") && t.ends_with("fd"));
+        if fd > 2 && !keep.contains(&fd) && !listing {
+            let what = target.map_or_else(|_| "?".into(), |t| t.display().to_string());
+            open.push(format!("{fd} -> {what}"));
+        }
+    }
+    if open.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the zygote still holds descriptors after warm-up ({}); forked workers would \
+             inherit dangling ones",
+            open.join(", ")
+        ))
+    }
+}
+
 /// Forks with CPython's fork protocol; returns fork(2)'s result (0 in the child).
 fn fork_child() -> libc::pid_t {
     Python::attach(|_py| {

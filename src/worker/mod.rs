@@ -214,6 +214,17 @@ fn serve(
         // A zygote: report warm, unconfined, then serve fork requests. Only a forked
         // child returns from `serve_zygote` with `Some`; it continues below as a worker
         // of the slot whose init message arrives on its new protocol socket.
+        let released =
+            Python::attach(|py| prelude.bind(py).call_method0("release_files").map(drop))
+                .map_err(|e| e.to_string())
+                .and_then(|()| {
+                    use std::os::fd::AsRawFd;
+                    let keep = [input.get_ref().as_raw_fd(), output.get_ref().as_raw_fd()];
+                    fork::no_open_files(&keep)
+                });
+        if let Err(message) = released {
+            return init_failed(output, InitStage::Warmup, message);
+        }
         let ready = ReadyMsg {
             version: PROTOCOL_VERSION,
             warmup_ms: started.elapsed().as_secs_f64() * 1000.0,
