@@ -4,6 +4,11 @@
 //! host's RSS, open descriptors and leftovers. `make soak` runs the full size;
 //! `tests/soak.rs` runs a bounded one.
 //!
+//! The pool is elastic (1 to WORKERS workers, idle ones retired after 300 ms) with a
+//! low soft memory limit, and one hostile kind leaves memory behind in its worker on
+//! purpose (compiled patterns that `re` caches pin the heap arenas its strings used),
+//! so growth, shrinking and memory retirements all happen while the stream runs.
+//!
 //! Run: `cargo run --release --example soak -- [JOBS] [THREADS] [WORKERS]`.
 
 #![allow(dead_code, missing_docs)]
@@ -45,6 +50,8 @@ pub struct SoakSummary {
     pub chaos_kills: u64,
     pub workers_left: usize,
     pub temp_dirs_left: usize,
+    /// The pool's own account at the end (forks, fallbacks, retirements).
+    pub pool: Option<pyward::PoolStats>,
 }
 
 fn rss_kib() -> u64 {
@@ -76,7 +83,7 @@ fn alive(pid: u32) -> bool {
 
 /// Hostile kinds, in turn.
 const HOSTILE: &[&str] = &[
-    "timeout", "memory", "flood", "rejected", "raises", "registry", "files",
+    "timeout", "memory", "flood", "rejected", "raises", "registry", "files", "leak",
 ];
 
 /// Job `n` of the stream: 1 in 20 is hostile, of the kinds above. Ordinary jobs check
@@ -95,6 +102,9 @@ fn job_for(n: u64) -> (Job, Option<&'static str>) {
             // Passes the gate: changes library state a later figure would use.
             "registry" => "import matplotlib.colors as mc\nmc.get_named_colors_mapping()['red'] = '#00ff00'\nplt.style.library['soak'] = {'lines.linewidth': 9.0}\nplt.plot([1, 2]); plt.savefig(OUT)\n".to_string(),
             "files" => "i = 0\nwhile True:\n    np.zeros(1).tofile(f'f{i}.bin')\n    i += 1\n".to_string(),
+            // Passes the gate: strings interleaved with patterns `re` caches beyond the
+            // job, which keep the heap's arenas from being returned.
+            "leak" => "import re\nx = []\nfor i in range(600000):\n    x.append(str(i) * 3)\n    if i % 2000 == 0:\n        re.compile('leak%d' % i)\nplt.plot([1]); plt.savefig(OUT)\n".to_string(),
             _ => "raise ValueError('hostile')\n".to_string(),
         };
         let job = Job::new(code).timeout(Duration::from_millis(1500));
@@ -112,7 +122,10 @@ pub fn soak(cfg: &SoakConfig) -> SoakSummary {
     let rss_start = rss_kib();
     let fds_start = open_fds();
     let mut builder = Executor::builder()
-        .workers(cfg.workers)
+        .min_workers(1)
+        .max_workers(cfg.workers)
+        .idle_timeout(Duration::from_millis(300))
+        .memory_growth_limit(pyward::MemoryGrowthLimit::Bytes(24 << 20))
         .timeout(Duration::from_secs(20))
         .memory_limit_mib(1024)
         .queue_depth(32)
@@ -202,7 +215,7 @@ pub fn soak(cfg: &SoakConfig) -> SoakSummary {
                             "memory" => outcome.status() == "memory_exceeded",
                             "flood" => outcome.stdout.len() <= 64 * 1024,
                             "rejected" => outcome.status() == "rejected",
-                            "registry" => outcome.is_success(),
+                            "registry" | "leak" => outcome.is_success(),
                             "files" => outcome.status() == "scratch_full",
                             _ => outcome.status() == "python_error",
                         };
@@ -224,6 +237,7 @@ pub fn soak(cfg: &SoakConfig) -> SoakSummary {
     let Ok(exec) = Arc::try_unwrap(exec) else {
         panic!("all threads joined")
     };
+    let pool = exec.stats();
     drop(exec);
 
     let Ok(summary) = Arc::try_unwrap(summary) else {
@@ -247,6 +261,7 @@ pub fn soak(cfg: &SoakConfig) -> SoakSummary {
         .filter(|&&p| alive(p))
         .count();
     s.temp_dirs_left = usize::from(root.exists());
+    s.pool = Some(pool);
     s
 }
 
@@ -273,6 +288,18 @@ pub fn print(s: &SoakSummary) {
         "after drop: worker processes left {}, temp dirs left {}",
         s.workers_left, s.temp_dirs_left
     );
+    if let Some(p) = &s.pool {
+        println!(
+            "pool: workers forked {}, cold fallbacks {}, retired idle {} / memory growth {} / \
+             host pressure {} / other {}",
+            p.forked,
+            p.cold_fallbacks,
+            p.retired.idle,
+            p.retired.memory_growth,
+            p.retired.host_pressure,
+            p.retired.other
+        );
+    }
 }
 
 fn main() {

@@ -1,4 +1,5 @@
-//! A bounded soak: a mixed stream with chaos kills; nothing lost, nothing leaked.
+//! A bounded soak: a mixed stream with chaos kills on an elastic pool, a job that leaves
+//! memory behind among the hostile ones; nothing lost, nothing leaked.
 //! (`make soak` runs the full-size driver in `examples/soak.rs`.)
 
 #[path = "../examples/soak.rs"]
@@ -26,4 +27,9 @@ fn bounded_soak_with_chaos_loses_nothing_and_leaks_nothing() {
     assert_eq!(s.workers_left, 0);
     assert_eq!(s.temp_dirs_left, 0);
     assert_eq!(s.fds_end, s.fds_start, "descriptors leaked");
+    let pool = s.pool.expect("stats read before drop");
+    assert!(
+        pool.forked >= 2,
+        "the pool grew or replaced workers by forks: {pool:?}"
+    );
 }

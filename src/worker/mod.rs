@@ -328,12 +328,28 @@ fn serve(
                     protocol::write_frame(output, &blob)?;
                 }
                 output.flush()?;
+                if !init.single_job {
+                    return_freed_memory();
+                }
             }
             Some(HostMsg::Shutdown) | None => return Ok(()),
             Some(HostMsg::Init(_)) => {
                 return Err(std::io::Error::other("init received twice"));
             }
         }
+    }
+}
+
+/// Hands the heap pages the job freed back to the kernel, after its answer has gone
+/// out (off the job's latency). glibc keeps freed memory for reuse, so without this a
+/// worker's private memory stays at the high-water mark of every job it ran: the
+/// pool's per-worker cost and the soft memory limit would measure old jobs, not state.
+fn return_freed_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim(3) only releases free memory of the allocator's own arenas;
+    // this thread is the only one running Python and holds no allocator lock here.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
