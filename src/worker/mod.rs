@@ -38,6 +38,7 @@
 mod arrays;
 mod audit;
 mod fork;
+mod identities;
 mod interpreter;
 
 use std::fs::{self, File};
@@ -415,6 +416,7 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
                 c"pyward_state_guard.py",
                 c"_pyward_state_guard",
             )
+            .and_then(|guard| identities::install(&guard).map(|()| guard))
             .map_err(describe(InitStage::Interpreter))?,
         )
     };
