@@ -381,6 +381,11 @@ impl Slot {
         mut job: Queued,
         ticket: &Ticket,
     ) -> Result<Outcome> {
+        // A slot that grows the pool forks its worker first: that wait is queue time.
+        let worker = match slot_worker {
+            Some(w) => w,
+            None => slot_worker.insert(self.spawn()?),
+        };
         let dispatched = Instant::now();
         let mut timings = Timings {
             queue: dispatched
@@ -388,10 +393,6 @@ impl Slot {
                 .saturating_sub(job.gate_time),
             gate: job.gate_time,
             ..Timings::default()
-        };
-        let worker = match slot_worker {
-            Some(w) => w,
-            None => slot_worker.insert(self.spawn()?),
         };
         let info_pid = worker.pid();
         let info = WorkerInfo {
