@@ -5,6 +5,7 @@ before the sandbox is applied; job code never sees this module, only the helpers
 injects into the job's globals (and module proxies, never the modules themselves).
 """
 
+import __future__
 import builtins
 import contextvars
 import io
@@ -51,6 +52,59 @@ def _module_allowed(name):
         if name == denied or name.startswith(denied + '.'):
             return False
     return True
+
+
+# Names the gate checks where they are called (settings, string evaluation, pickle
+# loading): reached by string they would skip those checks, so the curated getattr and
+# hasattr refuse them along with everything the gate refuses as an attribute.
+_GETATTR_REFUSED = frozenset({
+    'rcParams', 'rcParamsDefault', 'rcParamsOrig', 'rc', 'rc_context', 'rc_file',
+    'use', 'context', 'switch_backend', 'set_option', 'option_context', 'query',
+    'eval', 'load',
+})
+
+
+def _attribute_refusal(name):
+    """Why job code may not reach attribute `name` by string; None when it may."""
+    if not isinstance(name, str):
+        return None  # getattr itself raises the TypeError
+    if name.startswith('_'):
+        return "names that begin with '_' are interpreter or library internals"
+    if name in _RULES['banned_attributes']:
+        return "it is a banned attribute"
+    if name.startswith(_RULES['banned_attribute_prefixes']):
+        return "frame, generator, traceback and code objects are not available"
+    if name in _GETATTR_REFUSED:
+        return "it is checked where it is used; write it as plain attribute access"
+    return None
+
+
+def _curated_getattr(obj, name, *default):
+    """`getattr` for job code: the gate's attribute rules, applied at run time to a name
+    that may not be a constant (RestrictedPython's `safer_getattr` does the same)."""
+    why = _attribute_refusal(name)
+    if why is not None:
+        raise PermissionError(f"getattr(..., {name!r}) is not allowed in this sandbox: {why}; "
+                              "use the documented public API")
+    return getattr(obj, name, *default)
+
+
+def _curated_hasattr(obj, name):
+    """`hasattr` for job code, with the rules of the curated `getattr`."""
+    why = _attribute_refusal(name)
+    if why is not None:
+        raise PermissionError(f"hasattr(..., {name!r}) is not allowed in this sandbox: {why}; "
+                              "use the documented public API")
+    return hasattr(obj, name)
+
+
+def _future_placeholder(fromlist):
+    """`from __future__ import annotations`: the compiler already applied the directive;
+    the statement gets a fresh module holding the names, never the shared one."""
+    placeholder = types.ModuleType('__future__')
+    for feature in fromlist:
+        setattr(placeholder, feature, feature)
+    return placeholder
 
 
 def _refuse_import(name):
@@ -126,6 +180,9 @@ def _sample_data(fname, asfileobj=True):
 _MEMBER_WRAPPERS = {('matplotlib.cbook', 'get_sample_data'): _sample_data}
 
 
+_ABSENT = object()
+
+
 class _ModuleProxy:
     """A read-only view of an allowed module.
 
@@ -156,7 +213,13 @@ class _ModuleProxy:
             wrapper = _MEMBER_WRAPPERS.get((module.__name__, name))
             if wrapper is not None:
                 return wrapper
-        value = getattr(module, name)
+        value = getattr(module, name, _ABSENT)
+        if value is _ABSENT:
+            # Raised here, outside any handler, and naming the proxy: the error of the
+            # failed lookup would carry the real module (`AttributeError.obj`, and its
+            # context's).
+            raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}",
+                                 name=name, obj=self)
         if isinstance(value, types.ModuleType):
             return _proxy(value)
         if _gives_capability(value):
@@ -213,6 +276,9 @@ def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
         return _REAL_IMPORT(name, globals, locals, fromlist, level)
     if level:
         raise ImportError("relative imports are not allowed in this sandbox")
+    if name == '__future__' and fromlist and all(
+            isinstance(f, str) and f in __future__.all_feature_names for f in fromlist):
+        return _future_placeholder(fromlist)
     if not isinstance(name, str) or not _module_allowed(name):
         _refuse_import(name)
     for item in fromlist or ():
@@ -348,6 +414,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
         'module_members': {m: frozenset(names) for m, names in rules['module_members'].items()},
         'banned_attributes': frozenset(rules['banned_attributes']),
         'banned_builtins': frozenset(rules['banned_builtins']),
+        'banned_attribute_prefixes': tuple(rules.get('banned_attribute_prefixes', ())),
         # Builtins are refused by name (banned_builtins), never wholesale: `str` and
         # `int` are no capability.
         'capability_modules': frozenset(m.lstrip('_') for m in rules['capability_modules'])
@@ -406,6 +473,8 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
         curated.pop(name, None)
     curated['__import__'] = _guarded_import
     curated['open'] = _guarded_open
+    curated['getattr'] = _curated_getattr
+    curated['hasattr'] = _curated_hasattr
     _JOB_BUILTINS = curated
 
     _CAPABILITY_IDS, _CAPABILITY_EXEMPT = _collect_capability_ids(rules['capability_exempt'])

@@ -147,16 +147,8 @@ pub(crate) const BANNED_BUILTIN_REASONS: &[(&str, &str)] = &[
         "open",
         "opens files anywhere; use srcpath() with the numpy/pandas readers",
     ),
-    (
-        "getattr",
-        "attribute access by string reaches hidden attributes",
-    ),
     ("setattr", "attribute writes by string"),
     ("delattr", "attribute deletion by string"),
-    (
-        "hasattr",
-        "attribute probing by string; use try/except AttributeError",
-    ),
     ("globals", "exposes the job's namespace and builtins"),
     ("locals", "exposes frame namespaces"),
     ("vars", "exposes __dict__ of any object"),
@@ -181,17 +173,13 @@ pub(crate) const BANNED_BUILTIN_REASONS: &[(&str, &str)] = &[
 ///
 /// - `type`: only `type(x)` with one argument (three arguments build classes dynamically).
 /// - `super`: only `super()` with no arguments (two-argument `super` rebinds to any object).
-/// - `object`: only as a base class (`class A(object)`); as a value it is the root of
-///   `object.__subclasses__()` walks.
 /// - `classmethod`, `staticmethod`, `property`: only as decorators.
-pub(crate) const RESTRICTED_BUILTINS: &[&str] = &[
-    "type",
-    "super",
-    "object",
-    "classmethod",
-    "staticmethod",
-    "property",
-];
+///
+/// `object` is an ordinary value (`MISSING = object()`, `x: object`): the walks that
+/// start from it (`object.__subclasses__()`) need a dunder attribute, refused by the
+/// gate and by the runtime proxies either way.
+pub(crate) const RESTRICTED_BUILTINS: &[&str] =
+    &["type", "super", "classmethod", "staticmethod", "property"];
 
 /// Attribute names rejected wherever they appear (`x.NAME`, `from m import NAME`, match
 /// class keyword patterns). Every strictly banned name is also a banned attribute.
@@ -357,21 +345,66 @@ const ALLOWED_DUNDER_METHODS: &[&str] = &[
     "__ge__",
     "__hash__",
     "__bool__",
+    "__delitem__",
+    "__reversed__",
+    "__missing__",
+    "__length_hint__",
+    // Arithmetic and bitwise operators, each with its reflected (`__radd__`) and
+    // in-place (`__iadd__`) form: ordinary methods the interpreter calls only for an
+    // operator the job's own code applies to its own objects.
     "__add__",
     "__radd__",
+    "__iadd__",
     "__sub__",
     "__rsub__",
+    "__isub__",
     "__mul__",
     "__rmul__",
+    "__imul__",
     "__truediv__",
     "__rtruediv__",
+    "__itruediv__",
     "__floordiv__",
+    "__rfloordiv__",
+    "__ifloordiv__",
     "__mod__",
+    "__rmod__",
+    "__imod__",
+    "__divmod__",
+    "__rdivmod__",
     "__pow__",
+    "__rpow__",
+    "__ipow__",
     "__matmul__",
+    "__rmatmul__",
+    "__imatmul__",
+    "__and__",
+    "__rand__",
+    "__iand__",
+    "__or__",
+    "__ror__",
+    "__ior__",
+    "__xor__",
+    "__rxor__",
+    "__ixor__",
+    "__lshift__",
+    "__rlshift__",
+    "__ilshift__",
+    "__rshift__",
+    "__rrshift__",
+    "__irshift__",
     "__neg__",
     "__pos__",
     "__abs__",
+    "__invert__",
+    "__round__",
+    "__trunc__",
+    "__floor__",
+    "__ceil__",
+    "__int__",
+    "__float__",
+    "__complex__",
+    "__index__",
     "__enter__",
     "__exit__",
 ];
@@ -428,6 +461,8 @@ const FIGURE_MODULES: &[&str] = &[
     "csv",
     "datetime",
     "time",
+    "unicodedata",
+    "stat",
     "collections",
     "itertools",
     "functools",
@@ -903,6 +938,7 @@ impl Policy {
                 .cloned()
                 .collect(),
             banned_attributes: attrs.into_iter().collect(),
+            banned_attribute_prefixes: self.banned_attribute_prefixes.iter().cloned().collect(),
             capability_exempt: CAPABILITY_EXEMPT
                 .iter()
                 .map(|(n, _)| n.to_string())
@@ -1027,6 +1063,10 @@ pub struct RuntimeRules {
     /// proxy must also refuse any `_`-prefixed name and any attribute whose value is a
     /// module outside the allowlist.
     pub banned_attributes: Vec<String>,
+    /// Attribute prefixes of frame, generator and code objects (`gi_`, `tb_`, ...),
+    /// refused by the curated `getattr`/`hasattr`.
+    #[serde(default)]
+    pub banned_attribute_prefixes: Vec<String>,
 }
 
 /// Looks up the documented reason for a banned name, builtin or attribute.

@@ -229,7 +229,7 @@ impl Verdict {
         );
         t.push_str("- Read input data: srcpath('file.csv') gives the path of an input file; listdir() lists the input folder and walkfiles() lists it recursively. Examples: pd.read_csv(srcpath('data.csv')), np.loadtxt(srcpath('x.txt')), loadmat(srcpath('x.mat')).\n");
         t.push_str("- Save the figure with plt.savefig(OUT) or fig.savefig(OUT, dpi=150, bbox_inches='tight'); do not choose your own output path.\n");
-        t.push_str("- Not available: file, process, network and interpreter access (os, sys, subprocess, open, eval, exec, getattr, __import__, ...), any __dunder__ attribute, _private attributes of library objects, pickle loading, changing library modules (np.x = ...), settings that start programs (text.usetex, animation writers, backends).\n");
+        t.push_str("- Not available: file, process, network and interpreter access (os, sys, subprocess, open, eval, exec, setattr, __import__, ...), any __dunder__ attribute, _private attributes of library objects (getattr and hasattr work for public names only), pickle loading, changing library modules (np.x = ...), settings that start programs (text.usetex, animation writers, backends).\n");
         t.push_str("- Allowed: functions, classes (defining __init__, __repr__ etc. and calling super().__init__()), lambdas, comprehensions, try/except, with np.errstate(...), f-strings and '{:.2f}'.format(x) with plain fields, plt.rcParams['font.size'] = 12, plt.style.use('ggplot').\n");
         t
     }

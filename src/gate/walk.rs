@@ -48,7 +48,6 @@ const F_SUPER_OK: u16 = 4;
 /// A decorator: `staticmethod`, `classmethod`, `property` may appear here.
 const F_DECORATOR: u16 = 8;
 /// A class base: `object` may appear here.
-const F_CLASS_BASE: u16 = 16;
 /// `rcParams` may appear here (subscript base or receiver of a reviewed method).
 const F_RC_OK: u16 = 32;
 /// This attribute is a called method; its value may be `rcParams` when the method is
@@ -57,6 +56,19 @@ const F_RC_RECEIVER: u16 = 64;
 /// This attribute is the callee of a call whose arguments were checked
 /// (`df.query("…")`, `df.eval("…")`).
 const F_CALLED_CHECKED: u16 = 128;
+
+/// `from __future__ import` names that are compiler directives.
+const FUTURE_FEATURES: &[&str] = &[
+    "annotations",
+    "division",
+    "absolute_import",
+    "print_function",
+    "unicode_literals",
+    "generators",
+    "nested_scopes",
+    "with_statement",
+    "generator_stop",
+];
 
 /// Read-only or checked methods of `rcParams`.
 const RC_METHODS: &[&str] = &[
@@ -67,6 +79,9 @@ const RC_METHODS: &[&str] = &[
 struct Ctx {
     /// Function scope id (0 = module).
     fn_id: u32,
+    /// Name-resolution scope (0 = module): functions, lambdas, comprehensions and
+    /// class bodies each get one (see [`Walker::scopes`]).
+    scope: u32,
     /// Directly inside a class body.
     class_body: bool,
     flags: u16,
@@ -104,6 +119,29 @@ struct Chain {
     store: bool,
 }
 
+/// What kind of scope a name-resolution scope is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ScopeKind {
+    Module,
+    /// A function, lambda or comprehension: its names are local (`LOAD_FAST`) or
+    /// closures over an enclosing function's, never the builtins.
+    Function,
+    /// A comprehension: a function scope, except that `:=` inside it binds in the
+    /// nearest enclosing scope that is not a comprehension.
+    Comprehension,
+    /// A class body: its loads may fall through to globals and builtins (`LOAD_NAME`),
+    /// so a binding there never makes a load safe.
+    Class,
+}
+
+/// A banned name or builtin bound or read inside a scope other than the module, decided
+/// once every binding of the program is known.
+struct ScopedUse {
+    scope: u32,
+    name: String,
+    range: TextRange,
+}
+
 /// Where a `self._x` was seen: allowed unless `self` is rebound in that function.
 struct PendingPrivate {
     fn_id: u32,
@@ -126,6 +164,13 @@ pub(crate) struct Walker<'a> {
     declared_outer: HashSet<String>,
     shadow_uses: Vec<(String, TextRange)>,
     pending_private: Vec<PendingPrivate>,
+    /// Parent and kind of each name-resolution scope; index 0 is the module.
+    scopes: Vec<(u32, ScopeKind)>,
+    /// Banned names and builtins bound in a scope, and names declared `global` there.
+    local_binds: HashSet<(u32, String)>,
+    global_decls: HashSet<(u32, String)>,
+    scoped_binds: Vec<ScopedUse>,
+    scoped_loads: Vec<ScopedUse>,
     chains: Vec<Chain>,
     aliases: HashMap<String, String>,
     assign_aliases: Vec<(String, String, Vec<String>)>,
@@ -187,6 +232,11 @@ impl<'a> Walker<'a> {
             declared_outer: HashSet::new(),
             shadow_uses: Vec::new(),
             pending_private: Vec::new(),
+            scopes: vec![(0, ScopeKind::Module)],
+            local_binds: HashSet::new(),
+            global_decls: HashSet::new(),
+            scoped_binds: Vec::new(),
+            scoped_loads: Vec::new(),
             chains: Vec::new(),
             aliases: HashMap::new(),
             assign_aliases: Vec::new(),
@@ -279,20 +329,71 @@ impl<'a> Walker<'a> {
     /// A name being bound (assignment target, def/class name, alias, except name, ...).
     fn bind_name(&mut self, raw: &str, range: TextRange, ctx: Ctx) {
         let n = normalize::ident(raw).into_owned();
-        if self.checking {
-            self.check_bound_name(&n, range);
-        }
+        self.bind_in_scope(&n, range, ctx.scope);
         self.fn_stores.insert((ctx.fn_id, n.clone()));
         self.bound.insert(n);
     }
 
-    /// A function parameter: bound, but not a *re*binding of `self`.
-    fn bind_param(&mut self, raw: &str, range: TextRange) {
+    /// A function parameter (in the function's own scope): bound, but not a
+    /// *re*binding of `self`.
+    fn bind_param(&mut self, raw: &str, range: TextRange, scope: u32) {
         let n = normalize::ident(raw).into_owned();
-        if self.checking {
-            self.check_bound_name(&n, range);
-        }
+        self.bind_in_scope(&n, range, scope);
         self.bound.insert(n);
+    }
+
+    /// Checks a binding. A banned name or builtin that a function, comprehension or
+    /// class binds for itself holds only what the job put there: its binding is
+    /// decided in [`Walker::finish`], where a module-scope binding (or one declared
+    /// `global`) is still refused.
+    fn bind_in_scope(&mut self, n: &str, range: TextRange, scope: u32) {
+        if !self.checking {
+            return;
+        }
+        let banned =
+            self.policy.banned_names.contains(n) || self.policy.banned_builtins.contains(n);
+        if banned && scope != 0 && !strings::is_dunder(n) {
+            self.local_binds.insert((scope, n.to_string()));
+            let name = n.to_string();
+            self.scoped_binds.push(ScopedUse { scope, name, range });
+            return;
+        }
+        self.check_bound_name(n, range);
+    }
+
+    /// The scope a `:=` in `scope` binds in: the nearest one that is no comprehension.
+    fn walrus_scope(&self, mut scope: u32) -> u32 {
+        while self.scopes[scope as usize].1 == ScopeKind::Comprehension {
+            scope = self.scopes[scope as usize].0;
+        }
+        scope
+    }
+
+    /// A new name-resolution scope inside `parent`.
+    fn new_scope(&mut self, parent: u32, kind: ScopeKind) -> u32 {
+        self.scopes.push((parent, kind));
+        u32::try_from(self.scopes.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    /// Whether a load of `n` in `scope` reads a binding of the job's own: `n` is local
+    /// to that function scope, or to an enclosing function (a closure). Class bodies
+    /// and the module never count: their loads can reach the builtins.
+    fn resolves_locally(&self, scope: u32, n: &str) -> bool {
+        let mut s = scope;
+        while s != 0 {
+            let (parent, kind) = self.scopes[s as usize];
+            let key = (s, n.to_string());
+            if kind != ScopeKind::Class {
+                if self.global_decls.contains(&key) {
+                    return false;
+                }
+                if self.local_binds.contains(&key) {
+                    return true;
+                }
+            }
+            s = parent;
+        }
+        false
     }
 
     fn check_bound_name(&mut self, n: &str, range: TextRange) {
@@ -324,13 +425,16 @@ impl<'a> Walker<'a> {
     fn load_name(&mut self, raw: &str, range: TextRange, ctx: Ctx) {
         let n = normalize::ident(raw);
         let n = n.as_ref();
-        if self.policy.banned_builtins.contains(n) {
-            self.report(
-                Rule::BannedBuiltin,
-                range,
-                format!("banned builtin {n}: {}", reason_for(n)),
-                builtin_hint(n),
-            );
+        let banned =
+            self.policy.banned_builtins.contains(n) || self.policy.banned_names.contains(n);
+        if banned && ctx.scope != 0 && !strings::is_dunder(n) {
+            // Decided once every binding is known (a function's local may be bound
+            // after the line that reads it).
+            let (scope, name) = (ctx.scope, n.to_string());
+            self.scoped_loads.push(ScopedUse { scope, name, range });
+            return;
+        }
+        if self.report_banned_builtin(n, range) {
             return;
         }
         if strings::is_dunder(n) {
@@ -344,13 +448,7 @@ impl<'a> Walker<'a> {
             }
             return;
         }
-        if self.policy.banned_names.contains(n) {
-            self.report(
-                Rule::BannedName,
-                range,
-                format!("banned name {n}: {}", reason_for(n)),
-                "this module or object is not available; see the allowed imports",
-            );
+        if self.report_banned_name(n, range) {
             return;
         }
         let (flag, what) = match n {
@@ -363,7 +461,6 @@ impl<'a> Walker<'a> {
                 F_SUPER_OK,
                 "super is allowed only as super() with no arguments",
             ),
-            "object" => (F_CLASS_BASE, "object is allowed only as a base class"),
             "classmethod" | "staticmethod" | "property" => (
                 F_DECORATOR,
                 "classmethod/staticmethod/property only as decorators",
@@ -390,6 +487,34 @@ impl<'a> Walker<'a> {
         if self.policy.shadowable_names.contains(n) {
             self.shadow_uses.push((n.to_string(), range));
         }
+    }
+
+    /// Reports a read of a banned builtin; whether `n` is one.
+    fn report_banned_builtin(&mut self, n: &str, range: TextRange) -> bool {
+        let banned = self.policy.banned_builtins.contains(n);
+        if banned {
+            self.report(
+                Rule::BannedBuiltin,
+                range,
+                format!("banned builtin {n}: {}", reason_for(n)),
+                builtin_hint(n),
+            );
+        }
+        banned
+    }
+
+    /// Reports a read of a banned name (a module or object); whether `n` is one.
+    fn report_banned_name(&mut self, n: &str, range: TextRange) -> bool {
+        let banned = self.policy.banned_names.contains(n);
+        if banned {
+            self.report(
+                Rule::BannedName,
+                range,
+                format!("banned name {n}: {}", reason_for(n)),
+                "this module or object is not available; see the allowed imports",
+            );
+        }
+        banned
     }
 
     // ---------------------------------------------------------------- attributes
@@ -628,6 +753,26 @@ impl<'a> Walker<'a> {
             return;
         }
         let level = f.level.map(|l| l.to_u32()).unwrap_or(0);
+        if level == 0
+            && f.module
+                .as_ref()
+                .is_some_and(|m| m.as_str() == "__future__")
+        {
+            // Compiler directives: they change how the job's code compiles, not what it
+            // can reach (the import itself gets a fresh placeholder module at run time).
+            for al in &f.names {
+                let n = normalize::ident(al.name.as_str());
+                if !FUTURE_FEATURES.contains(&n.as_ref()) || al.asname.is_some() {
+                    self.report(
+                        Rule::ImportNotAllowed,
+                        al.range,
+                        format!("from __future__ import {n}"),
+                        "only compiler directives such as `from __future__ import annotations`",
+                    );
+                }
+            }
+            return;
+        }
         let module = match (&f.module, level) {
             (Some(m), 0) => m.as_str().to_string(),
             _ => {
@@ -720,6 +865,17 @@ impl<'a> Walker<'a> {
                         fflags |= F_TYPE_OK
                     }
                     "super" if args.is_empty() && keywords.is_empty() => fflags |= F_SUPER_OK,
+                    // A constant name gets the attribute rules here; any name is
+                    // checked again at run time by the curated builtins (prelude).
+                    "getattr" | "hasattr" if matches!(&*func, Expr::Name(_)) => {
+                        if let Some(attr) = args.get(1).and_then(const_str) {
+                            let attr = normalize::ident(attr).into_owned();
+                            let at = rustpython_parser::ast::Ranged::range(&args[1]);
+                            if self.attr_name(&attr, at, false) && attr.starts_with('_') {
+                                self.out.push(self.private_violation(&attr, at));
+                            }
+                        }
+                    }
                     "query" | "eval" if matches!(&*func, Expr::Attribute(_)) => {
                         fflags |= F_CALLED_CHECKED;
                         let ok = !starred
@@ -973,7 +1129,9 @@ impl<'a> Walker<'a> {
         u32::try_from(self.self_names.len() - 1).unwrap_or(u32::MAX)
     }
 
-    fn arguments(&mut self, args: ast::Arguments, d: u32, outer: Ctx, inner_fn: u32) {
+    /// Parameters are bound in the function's own `scope`; annotations and defaults
+    /// are evaluated in the enclosing one.
+    fn arguments(&mut self, args: ast::Arguments, d: u32, outer: Ctx, scope: u32) {
         let ast::Arguments {
             posonlyargs,
             args,
@@ -982,14 +1140,13 @@ impl<'a> Walker<'a> {
             kwarg,
             ..
         } = args;
-        let _ = inner_fn;
         for a in posonlyargs.into_iter().chain(args).chain(kwonlyargs) {
-            self.bind_param(a.def.arg.as_str(), a.def.range);
+            self.bind_param(a.def.arg.as_str(), a.def.range, scope);
             self.push_eo(a.def.annotation, d, outer.plain());
             self.push_eo(a.default, d, outer.plain());
         }
         for a in vararg.into_iter().chain(kwarg) {
-            self.bind_param(a.arg.as_str(), a.range);
+            self.bind_param(a.arg.as_str(), a.range, scope);
             self.push_eo(a.annotation, d, outer.plain());
         }
     }
@@ -1061,17 +1218,19 @@ impl<'a> Walker<'a> {
                     None
                 };
                 let id = self.new_fn(self_name);
+                let scope = self.new_scope(ctx.scope, ScopeKind::Function);
                 self.type_params(f.type_params, f.range, d, ctx);
                 for e in f.decorator_list {
                     self.push_e(e, d, ctx.plain().with(F_DECORATOR));
                 }
                 self.push_eo(f.returns, d, ctx.plain());
-                self.arguments(*f.args, d, ctx, id);
+                self.arguments(*f.args, d, ctx, scope);
                 self.push_ss(
                     f.body,
                     d,
                     Ctx {
                         fn_id: id,
+                        scope,
                         class_body: false,
                         flags: 0,
                     },
@@ -1080,15 +1239,17 @@ impl<'a> Walker<'a> {
             Stmt::AsyncFunctionDef(f) => {
                 self.unsupported(f.range, "async function", "use an ordinary def");
                 let id = self.new_fn(None);
+                let scope = self.new_scope(ctx.scope, ScopeKind::Function);
                 self.type_params(f.type_params, f.range, d, ctx);
                 self.push_es(f.decorator_list, d, ctx.plain());
                 self.push_eo(f.returns, d, ctx.plain());
-                self.arguments(*f.args, d, ctx, id);
+                self.arguments(*f.args, d, ctx, scope);
                 self.push_ss(
                     f.body,
                     d,
                     Ctx {
                         fn_id: id,
+                        scope,
                         class_body: false,
                         flags: 0,
                     },
@@ -1109,16 +1270,18 @@ impl<'a> Walker<'a> {
                     self.push_e(k.value, d, ctx.plain());
                 }
                 for e in c.bases {
-                    self.push_e(e, d, ctx.plain().with(F_CLASS_BASE));
+                    self.push_e(e, d, ctx.plain());
                 }
                 for e in c.decorator_list {
                     self.push_e(e, d, ctx.plain().with(F_DECORATOR));
                 }
+                let scope = self.new_scope(ctx.scope, ScopeKind::Class);
                 self.push_ss(
                     c.body,
                     d,
                     Ctx {
                         class_body: true,
+                        scope,
                         ..ctx.plain()
                     },
                 );
@@ -1224,6 +1387,8 @@ impl<'a> Walker<'a> {
             Stmt::ImportFrom(f) => self.import_from(f, ctx),
             Stmt::Global(g) => {
                 for n in g.names {
+                    let name = normalize::ident(n.as_str()).into_owned();
+                    self.global_decls.insert((ctx.scope, name));
                     self.declared_outer
                         .insert(normalize::ident(n.as_str()).into_owned());
                     self.bind_name(n.as_str(), g.range, ctx);
@@ -1292,14 +1457,23 @@ impl<'a> Walker<'a> {
 
     // ---------------------------------------------------------------- expressions
 
+    /// A comprehension's own scope (a function since Python 3): its targets are local.
+    fn comprehension_ctx(&mut self, outer: Ctx) -> Ctx {
+        let scope = self.new_scope(outer.scope, ScopeKind::Comprehension);
+        Ctx { scope, ..outer }
+    }
+
+    /// The generators of a comprehension: the first iterable is evaluated in the
+    /// enclosing scope (`outer`), everything else in the comprehension's (`inner`).
     fn comprehensions(
         &mut self,
         gens: Vec<ast::Comprehension>,
         range: TextRange,
         d: u32,
-        ctx: Ctx,
+        outer: Ctx,
+        inner: Ctx,
     ) {
-        for g in gens {
+        for (i, g) in gens.into_iter().enumerate() {
             if g.is_async {
                 self.unsupported(
                     range,
@@ -1307,9 +1481,10 @@ impl<'a> Walker<'a> {
                     "use an ordinary comprehension",
                 );
             }
-            self.push_e(g.target, d, ctx.plain());
-            self.push_e(g.iter, d, ctx.plain());
-            self.push_es(g.ifs, d, ctx.plain());
+            self.push_e(g.target, d, inner.plain());
+            let iter_ctx = if i == 0 { outer } else { inner };
+            self.push_e(g.iter, d, iter_ctx.plain());
+            self.push_es(g.ifs, d, inner.plain());
         }
     }
 
@@ -1345,7 +1520,12 @@ impl<'a> Walker<'a> {
         match e {
             Expr::BoolOp(x) => self.push_es(x.values, d, c),
             Expr::NamedExpr(x) => {
-                self.push_eb(x.target, d, c);
+                // `:=` in a comprehension binds in the scope around it (PEP 572).
+                let target = Ctx {
+                    scope: self.walrus_scope(c.scope),
+                    ..c
+                };
+                self.push_eb(x.target, d, target);
                 self.push_eb(x.value, d, c);
             }
             Expr::BinOp(x) => {
@@ -1355,12 +1535,14 @@ impl<'a> Walker<'a> {
             Expr::UnaryOp(x) => self.push_eb(x.operand, d, c),
             Expr::Lambda(x) => {
                 let id = self.new_fn(None);
-                self.arguments(*x.args, d, ctx, id);
+                let scope = self.new_scope(ctx.scope, ScopeKind::Function);
+                self.arguments(*x.args, d, ctx, scope);
                 self.push_eb(
                     x.body,
                     d,
                     Ctx {
                         fn_id: id,
+                        scope,
                         class_body: false,
                         flags: 0,
                     },
@@ -1379,21 +1561,25 @@ impl<'a> Walker<'a> {
             }
             Expr::Set(x) => self.push_es(x.elts, d, c),
             Expr::ListComp(x) => {
-                self.push_eb(x.elt, d, c);
-                self.comprehensions(x.generators, x.range, d, c);
+                let inner = self.comprehension_ctx(c);
+                self.push_eb(x.elt, d, inner);
+                self.comprehensions(x.generators, x.range, d, c, inner);
             }
             Expr::SetComp(x) => {
-                self.push_eb(x.elt, d, c);
-                self.comprehensions(x.generators, x.range, d, c);
+                let inner = self.comprehension_ctx(c);
+                self.push_eb(x.elt, d, inner);
+                self.comprehensions(x.generators, x.range, d, c, inner);
             }
             Expr::DictComp(x) => {
-                self.push_eb(x.key, d, c);
-                self.push_eb(x.value, d, c);
-                self.comprehensions(x.generators, x.range, d, c);
+                let inner = self.comprehension_ctx(c);
+                self.push_eb(x.key, d, inner);
+                self.push_eb(x.value, d, inner);
+                self.comprehensions(x.generators, x.range, d, c, inner);
             }
             Expr::GeneratorExp(x) => {
-                self.push_eb(x.elt, d, c);
-                self.comprehensions(x.generators, x.range, d, c);
+                let inner = self.comprehension_ctx(c);
+                self.push_eb(x.elt, d, inner);
+                self.comprehensions(x.generators, x.range, d, c, inner);
             }
             Expr::Await(x) => {
                 self.unsupported(x.range, "await", "use ordinary calls");
@@ -1526,6 +1712,20 @@ impl<'a> Walker<'a> {
     }
 
     fn finish(&mut self) {
+        // Banned names and builtins inside functions, comprehensions and classes: a
+        // binding is the job's own unless it is declared global; a read is allowed
+        // when it resolves to such a binding of a function scope.
+        for u in std::mem::take(&mut self.scoped_binds) {
+            if self.global_decls.contains(&(u.scope, u.name.clone())) {
+                self.check_bound_name(&u.name, u.range);
+            }
+        }
+        for u in std::mem::take(&mut self.scoped_loads) {
+            if !self.resolves_locally(u.scope, &u.name) {
+                let _ = self.report_banned_builtin(&u.name, u.range)
+                    || self.report_banned_name(&u.name, u.range);
+            }
+        }
         // shadowable names: banned unless the job binds them itself
         for (n, range) in std::mem::take(&mut self.shadow_uses) {
             if !self.bound.contains(&n) {
@@ -1645,7 +1845,7 @@ fn pandas_option_ok(policy: &Policy, path: &str) -> bool {
 fn builtin_hint(n: &str) -> &'static str {
     match n {
         "open" => "read files with pd.read_csv(srcpath('f.csv')), np.loadtxt(srcpath('f.txt')) or loadmat(srcpath('f.mat'))",
-        "getattr" | "setattr" | "delattr" | "hasattr" => "use plain attribute access (obj.name)",
+        "setattr" | "delattr" => "use plain attribute access (obj.name = value)",
         "eval" | "exec" | "compile" => "write the code directly instead of evaluating strings",
         "__import__" => "use an import statement with an allowed package",
         "exit" | "quit" => "let the script end normally, or raise an exception",

@@ -388,6 +388,12 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         .and_then(|()| set("denied_modules", &init.rules.denied_modules))
         .and_then(|()| set("banned_builtins", &init.rules.banned_builtins))
         .and_then(|()| set("banned_attributes", &init.rules.banned_attributes))
+        .and_then(|()| {
+            set(
+                "banned_attribute_prefixes",
+                &init.rules.banned_attribute_prefixes,
+            )
+        })
         .and_then(|()| set("capability_modules", &init.rules.capability_modules))
         .and_then(|()| set("capability_exempt", &init.rules.capability_exempt))
         .and_then(|()| rules.set_item("module_members", init.rules.module_members.clone()))
