@@ -13,7 +13,6 @@ use crossbeam_channel::Sender;
 use super::queue::{Entry, Pop};
 use super::stats::{Counters, MemoryUsage};
 use super::ticket::Ticket;
-use super::zygote::ZygoteCell;
 use super::Shared;
 use crate::config::{Isolation, MemoryGrowthLimit};
 use crate::error::{Error, Result};
@@ -289,10 +288,20 @@ impl Slot {
         let _ = self.dirs.clear();
     }
 
-    /// Starts a worker: forked from the zygote when there is one (waiting for it
-    /// while it warms up), cold otherwise.
+    /// Starts a worker (without touching the slot's directories) and records it:
+    /// forked from the zygote when there is one (waiting for it while it warms up),
+    /// cold otherwise.
     fn spawn(&self) -> Result<WorkerProcess> {
-        self.start_worker(self.shared.zygote.as_ref())
+        let shared = &self.shared;
+        let mut worker = WorkerProcess::spawn(
+            &shared.program,
+            &shared.config,
+            &self.dirs,
+            &shared.mpl_config,
+            shared.zygote.as_ref(),
+        )?;
+        self.started(&mut worker);
+        Ok(worker)
     }
 
     /// Fresh isolation: replaces the used worker (already sent SIGKILL), then wipes the
@@ -320,23 +329,10 @@ impl Slot {
         next
     }
 
+    /// The slot's first worker, in emptied directories.
     fn spawn_with_clear(&self) -> Result<WorkerProcess> {
         let _ = self.dirs.clear();
         self.spawn()
-    }
-
-    /// Starts a worker (without touching the slot's directories) and records it.
-    fn start_worker(&self, zygote: Option<&Arc<ZygoteCell>>) -> Result<WorkerProcess> {
-        let shared = &self.shared;
-        let mut worker = WorkerProcess::spawn(
-            &shared.program,
-            &shared.config,
-            &self.dirs,
-            &shared.mpl_config,
-            zygote,
-        )?;
-        self.started(&mut worker);
-        Ok(worker)
     }
 
     /// Forks a replacement from a zygote that is running right now, or `None` (then
