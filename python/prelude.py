@@ -79,22 +79,25 @@ def _attribute_refusal(name):
     return None
 
 
+def _check_attribute(builtin, name):
+    """Raises PermissionError (which a getattr default does not swallow) when job code
+    may not reach attribute `name` through `builtin`."""
+    why = _attribute_refusal(name)
+    if why is not None:
+        raise PermissionError(f"{builtin}(..., {name!r}) is not allowed in this sandbox: {why}; "
+                              "use the documented public API")
+
+
 def _curated_getattr(obj, name, *default):
     """`getattr` for job code: the gate's attribute rules, applied at run time to a name
     that may not be a constant (RestrictedPython's `safer_getattr` does the same)."""
-    why = _attribute_refusal(name)
-    if why is not None:
-        raise PermissionError(f"getattr(..., {name!r}) is not allowed in this sandbox: {why}; "
-                              "use the documented public API")
+    _check_attribute('getattr', name)
     return getattr(obj, name, *default)
 
 
 def _curated_hasattr(obj, name):
     """`hasattr` for job code, with the rules of the curated `getattr`."""
-    why = _attribute_refusal(name)
-    if why is not None:
-        raise PermissionError(f"hasattr(..., {name!r}) is not allowed in this sandbox: {why}; "
-                              "use the documented public API")
+    _check_attribute('hasattr', name)
     return hasattr(obj, name)
 
 

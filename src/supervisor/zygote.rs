@@ -114,15 +114,19 @@ impl ZygoteCell {
             dirs,
             mpl_config,
         });
-        cell.restart(&mut cell.state.lock());
-        cell.restarts.store(0, Ordering::Relaxed);
+        cell.start_in_background(&mut cell.state.lock());
         cell
     }
 
-    /// Starts a new zygote in a background thread (the state must be `Dead`).
+    /// Starts a replacement for a zygote that died or could not fork (counted).
     fn restart(self: &Arc<Self>, state: &mut State) {
-        *state = State::Starting;
         self.restarts.fetch_add(1, Ordering::Relaxed);
+        self.start_in_background(state);
+    }
+
+    /// Starts a new zygote in a background thread (the state must be `Dead`).
+    fn start_in_background(self: &Arc<Self>, state: &mut State) {
+        *state = State::Starting;
         tracing::info!("pyward: starting the zygote");
         let cell = Arc::clone(self);
         let spawned = std::thread::Builder::new()
@@ -204,18 +208,12 @@ impl ZygoteCell {
     /// The zygote's pid once it has started (waits while it is starting); `None` when
     /// it is dead or off.
     pub(crate) fn pid(&self) -> Option<u32> {
-        match &*self.settled() {
-            State::Running(z) => Some(z.child.id()),
-            _ => None,
-        }
+        running_pid(&self.settled())
     }
 
     /// Its pid and memory, restarts and last start error, without waiting.
     pub(crate) fn stats(&self) -> ZygoteStats {
-        let pid = match &*self.state.lock() {
-            State::Running(z) => Some(z.child.id()),
-            _ => None,
-        };
+        let pid = running_pid(&self.state.lock());
         ZygoteStats {
             pid,
             memory: pid.and_then(MemoryUsage::of_process),
@@ -244,6 +242,13 @@ impl ZygoteCell {
         if let State::Running(z) = std::mem::replace(&mut *state, State::Off) {
             z.shutdown();
         }
+    }
+}
+
+fn running_pid(state: &State) -> Option<u32> {
+    match state {
+        State::Running(z) => Some(z.child.id()),
+        _ => None,
     }
 }
 

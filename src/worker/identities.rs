@@ -78,7 +78,7 @@ unsafe fn entry_unchanged(entry: *mut ffi::PyObject) -> Option<bool> {
         let data = ffi::PyBytes_AsString(fingerprint) as *const u8;
         let saved = std::slice::from_raw_parts(data, len);
         let now = raw_identities(container)?;
-        Some(to_bytes(&now) == saved)
+        Some(same_identities(&now, saved))
     }
 }
 
@@ -120,6 +120,14 @@ unsafe fn raw_identities(obj: *mut ffi::PyObject) -> Option<Vec<usize>> {
         }
         None
     }
+}
+
+/// Whether `ids` are the identities `fingerprint` holds (no allocation: this runs for
+/// every watched container after every job).
+fn same_identities(ids: &[usize], fingerprint: &[u8]) -> bool {
+    const WIDTH: usize = std::mem::size_of::<usize>();
+    fingerprint.len() == ids.len() * WIDTH
+        && (fingerprint.chunks_exact(WIDTH).zip(ids)).all(|(saved, id)| saved == id.to_ne_bytes())
 }
 
 fn to_bytes(ids: &[usize]) -> Vec<u8> {
