@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 # pyo3 and build.rs embed the virtualenv's interpreter.
 export PYO3_PYTHON := $(abspath $(PY))
 
-.PHONY: venv build demo test lint bench soak clean
+.PHONY: venv build demo test lint bench soak fuzz-api redis-server clean
 
 $(VENV)/.installed: python/requirements.txt
 	@$(PYTHON) -c 'import sysconfig, sys; sys.exit(0 if sysconfig.get_config_var("Py_ENABLE_SHARED") else "pyward needs a Python built with --enable-shared (libpython)")'
@@ -24,7 +24,15 @@ demo: build
 	./target/release/pyward run examples/plot_sales.py examples/plot_scan.py \
 		--src examples/data --out demo-out
 
-test: venv
+# The queue-mode tests and bench start their own redis-server; it comes from the
+# distribution when the machine has none.
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		echo "installing redis-server (Debian package)"; \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq redis-server >/dev/null; }
+
+test: venv redis-server
 	cargo test --workspace
 
 lint: venv
@@ -35,9 +43,9 @@ lint: venv
 # drawn by a pyward job). About 5-10 minutes on 2 cores. A quick trial:
 # `make bench BENCH_SCALE=0.1` (iteration counts scaled down; the report says TRIAL).
 BENCH_SCALE ?= 1
-BENCHES     := warm_vs_cold recycle throughput memory modes gate
+BENCHES     := warm_vs_cold recycle throughput memory modes gate serve queue
 
-bench: venv
+bench: venv redis-server
 	rm -rf $(or $(CARGO_TARGET_DIR),target)/pyward-bench
 	cargo build --release --workspace --bins
 	set -e; for b in $(BENCHES); do \
@@ -49,6 +57,19 @@ soak: venv
 	cargo build --release --workspace --bins
 	cargo run --release --example soak -- 10000 8 2
 
+# Fuzz `pyward serve` from its own OpenAPI description (schemathesis, in its own
+# virtualenv): no 5xx, no crash, no hang, every answer as described.
+FUZZ_VENV    := .venv-fuzz
+FUZZ_SECONDS ?= 120
+
+$(FUZZ_VENV)/.installed:
+	$(PYTHON) -m venv $(FUZZ_VENV)
+	$(FUZZ_VENV)/bin/pip install --disable-pip-version-check --no-input -q 'schemathesis==4.32.5'
+	touch $@
+
+fuzz-api: build $(FUZZ_VENV)/.installed
+	benches/fuzz_api.sh --max-time $(FUZZ_SECONDS)
+
 clean:
 	cargo clean
-	rm -rf $(VENV) demo-out
+	rm -rf $(VENV) $(FUZZ_VENV) demo-out

@@ -13,6 +13,10 @@
 //!   `.npy` input file (`Job::src_bytes`, staged per job, `np.load` in the job).
 //! - **figures**: the typical figure saved to `out/` and read back vs rendered to memory
 //!   (`Job::figures_in_memory`), interleaved on one worker.
+//! - **figure summary**: what describing the saved figure costs (`Job::describe_figures`),
+//!   measured in the worker and as exec time on vs off, interleaved.
+//! - **png encoding**: PNGs encoded by the host (`PngEncoder::Host`) vs by matplotlib in
+//!   the worker, interleaved.
 //!
 //! Medians, min/max and ratios are printed and written to `target/pyward-bench/modes.json`
 //! (see `common/report.rs`). Run: `cargo bench --bench modes`; `PYWARD_BENCH_SCALE=0.1`
@@ -21,7 +25,7 @@
 use std::time::{Duration, Instant};
 
 use pyward::ndarray::Array1;
-use pyward::{Executor, Isolation, Job, Outcome, SharedArray};
+use pyward::{Executor, Isolation, Job, Outcome, PngEncoder, SharedArray};
 
 #[path = "common/report.rs"]
 mod report;
@@ -239,10 +243,94 @@ fn figures(rep: &mut report::Report) {
     print_row("total - exec, in memory", &exec_mem);
 }
 
+/// The figure summary (`Job::describe_figures`): its own time, measured in the worker
+/// around the summary (`Timings::describe`), and the job's exec time with it on and off,
+/// interleaved, for the typical figure and a 2x2 grid of mixed plots.
+fn describe(rep: &mut report::Report) {
+    let n = report::iterations(40, 4);
+    let exec = executor(Isolation::Reuse);
+    for (workload, code) in [("typical figure", TYPICAL), ("2x2 grid", GRID)] {
+        for _ in 0..3 {
+            run_ok(&exec, Job::new(code));
+        }
+        let (mut on, mut off, mut own) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..n {
+            let o = run_ok(&exec, Job::new(code));
+            on.push(o.timings.exec);
+            own.push(o.timings.describe);
+            let o = run_ok(&exec, Job::new(code).describe_figures(false));
+            off.push(o.timings.exec);
+        }
+        println!("describe: {workload}, exec time with the figure summary on and off");
+        print_row("summary itself", &own);
+        print_row("exec, summary on", &on);
+        print_row("exec, summary off", &off);
+        rep.latency("figure summary", workload, "summary itself", &own)
+            .note("Timings::describe, measured in the worker");
+        rep.latency("figure summary", workload, "exec, summary on", &on);
+        rep.latency("figure summary", workload, "exec, summary off", &off);
+        let ratio = rep.ratio(
+            "figure summary",
+            workload,
+            "exec, summary on",
+            "exec, summary off",
+        );
+        println!("  on / off: {ratio:.3}x");
+    }
+}
+
+/// Four kinds of plot in a 2x2 grid: lines with a legend, bars, an image with a colorbar,
+/// a scatter.
+const GRID: &str = "fig, ax = plt.subplots(2, 2, figsize=(8, 6))\n\
+x = np.linspace(0, 10, 500)\n\
+ax[0, 0].plot(x, np.sin(x), label='sin'); ax[0, 0].plot(x, np.cos(x), label='cos'); ax[0, 0].legend()\n\
+ax[0, 1].bar(list('abcdef'), np.arange(6))\n\
+im = ax[1, 0].imshow(np.random.rand(100, 100)); fig.colorbar(im, ax=ax[1, 0])\n\
+ax[1, 1].scatter(np.random.rand(300), np.random.rand(300))\n\
+fig.suptitle('grid')\n\
+fig.savefig(OUT)\n";
+
+/// Who encodes the PNG: the host (`PngEncoder::Host`, the default) against matplotlib
+/// in the worker, two pools interleaved job by job, for the typical figure and the 2x2
+/// grid; wall time per job as the caller sees it.
+fn png_encoding(rep: &mut report::Report) {
+    let n = report::iterations(40, 4);
+    let pool = |encoder| {
+        Executor::builder()
+            .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+            .workers(1)
+            .png_encoder(encoder)
+            .build()
+            .expect("executor")
+    };
+    let (host, stock) = (pool(PngEncoder::Host), pool(PngEncoder::Matplotlib));
+    for (workload, code) in [("typical figure", TYPICAL), ("2x2 grid", GRID)] {
+        for _ in 0..3 {
+            run_ok(&host, Job::new(code));
+            run_ok(&stock, Job::new(code));
+        }
+        let (mut h, mut m) = (Vec::new(), Vec::new());
+        for _ in 0..n {
+            h.push(timed(&host, || Job::new(code)));
+            m.push(timed(&stock, || Job::new(code)));
+        }
+        println!("png encoding: {workload}, host vs matplotlib");
+        print_row("host (Rust, zlib level 1)", &h);
+        print_row("matplotlib (Pillow)", &m);
+        rep.latency("png encoding", workload, "host", &h)
+            .note("PngEncoder::Host: pixels to the supervisor, encoded there");
+        rep.latency("png encoding", workload, "matplotlib", &m);
+        let ratio = rep.ratio("png encoding", workload, "host", "matplotlib");
+        println!("  host / matplotlib: {ratio:.3}x");
+    }
+}
+
 fn main() {
     let mut rep = report::Report::new("modes", "cargo bench --bench modes");
     isolation(&mut rep);
     arrays(&mut rep);
     figures(&mut rep);
+    describe(&mut rep);
+    png_encoding(&mut rep);
     rep.write();
 }

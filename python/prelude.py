@@ -25,9 +25,14 @@ _INJECTED = None      # names injected into every job's globals
 _SAVED_RC = None      # rcParams' stored values right after warm-up (deep copies)
 _RC_MUTABLE = ()      # keys of _SAVED_RC whose values can change in place
 _SAVED_WARNINGS = None
-_FIGURES = None       # name -> bytes while a job renders figures to memory, else None
+_FIGURES = None       # name -> bytes (or a raw image) while a job renders to memory, else None
+_MEMORY_FORMATS = None  # formats rendered to memory: None for all (figures_in_memory)
+_RAW_CAPTURE = None   # while a PNG save hands its pixels to the host: where they go
 _PROXIES = {}         # id(module) -> proxy, so `np is np` holds across accesses
 _STATE_GUARD = None   # the state_guard module once it has its warm snapshot
+_DIAGNOSE = None      # the diagnose module: hints computed from a job's exception
+_FIGURES_MOD = None   # the figures module: what a saved figure shows
+_NOTES = None         # while a job runs: its saves, show() calls and figures drawn
 _WARM_CONTEXT = None  # context variables as warm-up left them
 _WARM_DECIMAL = None  # the decimal Context warm-up left, copied for each job
 _REAL_IMPORT = builtins.__import__
@@ -352,6 +357,87 @@ def _guarded_open(file, mode='r', *args, **kwargs):
     return _REAL_OPEN(file, mode, *args, **kwargs)
 
 
+# --- what the job did with its figures ----------------------------------------------------
+#
+# Read by the supervisor's output checks and feedback: which files each savefig wrote and
+# what the figure showed then (python/figures.py), whether the job called show() (which
+# displays nothing here), and which figures it drew but never saved.
+
+def _note_save(figure, fname):
+    notes = _NOTES
+    if notes is None or not isinstance(fname, (str, os.PathLike)):
+        return  # outside a job, or a file object: nothing to say about a path
+    try:
+        path = os.fspath(fname)
+        if not isinstance(path, str):
+            return
+        real = os.path.realpath(path)
+        in_out = os.path.dirname(real) == _OUT_REAL
+        notes['saved_ids'].add(id(figure))
+        summary = None
+        if notes['describe']:
+            start = time.perf_counter()
+            summary = _FIGURES_MOD.summarize(figure)
+            notes['describe_ms'] += (time.perf_counter() - start) * 1000.0
+        others = []
+        if not _FIGURES_MOD.has_content(figure):
+            others = [num for num, fig in _open_figures()
+                      if fig is not figure and _FIGURES_MOD.has_content(fig)]
+        notes['saves'].append({
+            'target': os.path.basename(real) if in_out else path,
+            'in_out': in_out,
+            'summary': summary,
+            'other_figures_drawn': others,
+        })
+    except Exception as exc:  # describing must never break the save itself
+        notes['errors'].append(f'{type(exc).__name__}: {_truncate(str(exc), 200)}')
+
+
+def _open_figures():
+    from matplotlib._pylab_helpers import Gcf
+    return [(m.num, m.canvas.figure) for m in Gcf.get_all_fig_managers()]
+
+
+def _install_figure_notes():
+    """plt.show() is noted (it would only warn here); the Axes methods that add data mark
+    each artist with the job line that drew it."""
+    import matplotlib.pyplot as plt
+    from matplotlib.axes import Axes
+
+    def show(*args, **kwargs):
+        if _NOTES is not None:
+            _NOTES['shown'] = True
+
+    show.__doc__ = plt.show.__doc__
+    plt.show = show
+    for name in ('add_line', 'add_collection', 'add_image', 'add_container', 'add_table'):
+        setattr(Axes, name, _noting_line(getattr(Axes, name)))
+
+
+def _noting_line(stock):
+    def add(self, artist, *args, **kwargs):
+        if _NOTES is not None and _FIGURES_MOD is not None:
+            _FIGURES_MOD.note_line(artist)
+        return stock(self, artist, *args, **kwargs)
+
+    add.__doc__ = stock.__doc__
+    add.__wrapped__ = stock
+    return add
+
+
+def _figure_notes():
+    """The job's figure notes as plain data, with the figures drawn but never saved."""
+    notes = _NOTES
+    unsaved = []
+    try:
+        unsaved = [num for num, fig in _open_figures()
+                   if id(fig) not in notes['saved_ids'] and _FIGURES_MOD.has_content(fig)]
+    except Exception as exc:
+        notes['errors'].append(f'{type(exc).__name__}: {_truncate(str(exc), 200)}')
+    return {'saves': notes['saves'], 'shown': notes['shown'], 'unsaved_figures': unsaved,
+            'errors': notes['errors'], 'describe_ms': notes['describe_ms']}
+
+
 # --- figures to memory ------------------------------------------------------------------
 
 def _memory_target(figure, fname, kwargs):
@@ -373,6 +459,8 @@ def _memory_target(figure, fname, kwargs):
     fmt = kwargs.get('format') or ext or matplotlib.rcParams['savefig.format']
     if not isinstance(fmt, str) or fmt.lower() not in figure.canvas.get_supported_filetypes():
         return None  # stock savefig raises its own error
+    if _MEMORY_FORMATS is not None and fmt.lower() not in _MEMORY_FORMATS:
+        return None
     if not ext and kwargs.get('format') is None:
         name = f'{name}.{fmt}'
     return name, fmt.lower()
@@ -390,27 +478,80 @@ def _install_memory_savefig():
     stock = Figure.savefig
 
     def savefig(self, fname, **kwargs):
+        global _RAW_CAPTURE
+        _note_save(self, fname)
         target = _memory_target(self, fname, kwargs)
         if target is None:
             return stock(self, fname, **kwargs)
         name, fmt = target
         buf = io.BytesIO()
         kwargs['format'] = fmt
-        stock(self, buf, **kwargs)
-        _FIGURES[name] = buf.getvalue()
+        _RAW_CAPTURE = capture = {} if fmt == 'png' and _RAW_PNG_LIMIT else None
+        try:
+            stock(self, buf, **kwargs)
+        finally:
+            _RAW_CAPTURE = None
+        _FIGURES[name] = capture['image'] if capture and 'image' in capture else buf.getvalue()
 
     savefig.__doc__ = stock.__doc__
     savefig.__wrapped__ = stock
     Figure.savefig = savefig
 
 
+# --- PNG pixels to the host ------------------------------------------------------------
+#
+# Encoding a PNG (zlib at Pillow's default level) is the largest single cost of a typical
+# job. With host encoding on, a PNG saved into out/ is rendered as always and its RGBA
+# pixels, dpi and metadata go to the supervisor, which encodes them (src/encode.rs):
+# the same pixels, the same text and pHYs chunks as matplotlib's own writer.
+
+_RAW_PNG_LIMIT = 0    # largest pixel buffer handed over, bytes; 0: host encoding off
+
+
+def _install_raw_png():
+    """Wraps `FigureCanvasAgg._print_pil`, the one writer behind every PNG save: while a
+    save captures (`_RAW_CAPTURE`), it renders exactly as stock (`FigureCanvasAgg.draw`)
+    and keeps the pixels instead of calling `matplotlib.image.imsave`."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    stock = FigureCanvasAgg._print_pil
+
+    def _print_pil(self, filename_or_obj, fmt, pil_kwargs, metadata=None):
+        capture = _RAW_CAPTURE
+        if capture is None or fmt != 'png' or pil_kwargs or 'image' in capture:
+            return stock(self, filename_or_obj, fmt, pil_kwargs, metadata)
+        FigureCanvasAgg.draw(self)
+        pixels = self.buffer_rgba()
+        height, width = pixels.shape[:2]
+        if height * width * 4 > _RAW_PNG_LIMIT:
+            return stock(self, filename_or_obj, fmt, pil_kwargs, metadata)
+        # As matplotlib.image.imsave writes them for a PNG.
+        text = {'Software': f'Matplotlib version{matplotlib.__version__}, https://matplotlib.org/',
+                **(metadata if metadata is not None else {})}
+        capture['image'] = {
+            'width': int(width),
+            'height': int(height),
+            'dpi': float(self.figure.dpi),
+            'text': [(str(k), v if isinstance(v, str) else str(v))
+                     for k, v in text.items() if v is not None],
+            'rgba': bytes(pixels),
+        }
+
+    _print_pil.__doc__ = stock.__doc__
+    _print_pil.__wrapped__ = stock
+    FigureCanvasAgg._print_pil = _print_pil
+
+
 # --- warm-up ----------------------------------------------------------------------------
 
 def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_render_once=None,
-            state_guard=None, one_shot=False, preload_loadmat=True):
+            state_guard=None, one_shot=False, preload_loadmat=True, diagnose=None,
+            figures=None):
     """Imports the scientific stack, renders one figure, freezes the warm state."""
     global _RULES, _SRC, _OUT, _TMP, _SRC_REAL, _OUT_REAL, _TMP_REAL, _JOB_BUILTINS, _INJECTED, _SAVED_WARNINGS
     global _CAPABILITY_IDS, _CAPABILITY_EXEMPT, _STATE_GUARD, _WARM_CONTEXT, _WARM_DECIMAL
+    global _DIAGNOSE, _FIGURES_MOD
+    _DIAGNOSE, _FIGURES_MOD = diagnose, figures
     _RULES = {
         'allowed_modules': frozenset(rules['allowed_modules']),
         'denied_modules': tuple(rules['denied_modules']),
@@ -451,6 +592,14 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
         injected['pd'] = pandas
 
     _install_memory_savefig()
+    _install_raw_png()
+    _install_figure_notes()
+    # On SIGUSR1 (sent by the supervisor when a job's deadline passes, just before the
+    # kill) the main thread's Python stack goes to stderr, written by a C signal
+    # handler: the timeout's feedback then says which line and loop were running.
+    import faulthandler
+    import signal
+    faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=False)
 
     try:
         if not one_shot:
@@ -635,12 +784,27 @@ def _describe(exc, code):
         message = str(exc)
     except BaseException:  # a job-defined __str__ may raise anything
         message = '<unprintable exception>'
+    explained = _DIAGNOSE.explain(exc, code) if _DIAGNOSE is not None else {}
+    # numpy's _ArrayMemoryError and friends: the supervisor knows MemoryError.
+    type_name = 'MemoryError' if isinstance(exc, MemoryError) else type(exc).__name__
     return {
-        'type_name': type(exc).__name__,
-        'message': _truncate(message),
+        'type_name': type_name,
+        'message': _truncate(explained.get('message') or message),
         'line': line,
         'traceback': _truncate('\n'.join(tb), 4000),
+        'hint': _truncate(explained.get('hint') or '', 1500),
     }
+
+
+def _details_json(error, notes):
+    """The structured part of a job's answer, as JSON (decoded by the worker into the
+    protocol's types)."""
+    import json
+    try:
+        return json.dumps({'error': error, 'figures': notes}, allow_nan=False)
+    except (TypeError, ValueError) as exc:  # a summary value JSON cannot carry
+        notes = {'errors': [f'figure notes not encodable: {exc}']}
+        return json.dumps({'error': error, 'figures': notes}, allow_nan=False)
 
 
 # --- between jobs -----------------------------------------------------------------------
@@ -740,11 +904,13 @@ def _housekeeping():
 
 
 def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=None,
-            next_job=True):
+            next_job=True, describe_figures=True, raw_png_limit=0):
     """Runs one job; never raises (job exceptions, SystemExit included, are described).
     `next_job` false: this worker is killed after the job, so the state guard's check,
-    which only protects a next job, is skipped."""
-    global _FIGURES
+    which only protects a next job, is skipped. `describe_figures` false: no summary of
+    saved figures (python/figures.py). `raw_png_limit` > 0: PNGs saved into out/ come
+    back as pixels for the host to encode (see _install_raw_png)."""
+    global _FIGURES, _NOTES, _MEMORY_FORMATS, _RAW_PNG_LIMIT
     import numpy
     random.seed(seed)
     numpy.random.seed(seed % (1 << 32))
@@ -762,7 +928,11 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
     saved_streams = sys.stdout, sys.stderr
     error = None
     os.chdir(_TMP)
-    _FIGURES = {} if figures_in_memory else None
+    _RAW_PNG_LIMIT = raw_png_limit
+    _MEMORY_FORMATS = None if figures_in_memory else ({'png'} if raw_png_limit else set())
+    _FIGURES = {} if figures_in_memory or raw_png_limit else None
+    _NOTES = {'describe': describe_figures, 'saves': [], 'saved_ids': set(), 'shown': False,
+              'errors': [], 'describe_ms': 0.0}
     start = time.perf_counter()
     try:
         sys.stdout, sys.stderr = out, err
@@ -774,7 +944,10 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         except BaseException as exc:  # SystemExit and KeyboardInterrupt are job failures too
             error = _describe(exc, code)
         exec_ms = (time.perf_counter() - start) * 1000.0
-        figures, _FIGURES = sorted((_FIGURES or {}).items()), None
+        memory, _FIGURES = sorted((_FIGURES or {}).items()), None
+        figures = [(name, value) for name, value in memory if isinstance(value, bytes)]
+        raw = [(name, value) for name, value in memory if not isinstance(value, bytes)]
+        notes, _NOTES = _figure_notes(), None
         # Dropping the job's names may run its code (a suspended generator's `finally`):
         # still under capture, so what it prints stays the job's.
         try:
@@ -785,14 +958,16 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         changes = _STATE_GUARD.check() if next_job and _STATE_GUARD is not None else []
     finally:
         sys.stdout, sys.stderr = saved_streams
-        _FIGURES = None
+        _FIGURES = _NOTES = _MEMORY_FORMATS = None
+        _RAW_PNG_LIMIT = 0
     return {
+        'details': _details_json(error, notes),
         'exec_ms': exec_ms,
         'stdout': out.getvalue(),
         'stdout_dropped': out.dropped,
         'stderr': err.getvalue(),
-        'error': error,
         'figures': figures,
+        'raw_figures': raw,
         'housekeeping_failures': leftovers,
         'state_changes': changes,
     }

@@ -42,6 +42,24 @@ pub enum Isolation {
     Fresh,
 }
 
+/// Who encodes the PNG figures a job saves into its output directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PngEncoder {
+    /// The supervisor, in Rust (the `png` crate, zlib level 1): the worker renders
+    /// as always and hands over the RGBA pixels, dpi and text metadata instead of running
+    /// zlib at Pillow's default level, the largest single cost of a typical job. The
+    /// same pixels and metadata as matplotlib's own file, a different compressed stream.
+    /// Such a PNG is not written into the job's output directory, so job code cannot
+    /// read its own PNG back from `OUT` (as with `Job::figures_in_memory`).
+    #[default]
+    Host,
+    /// Matplotlib (Pillow), byte for byte what plain matplotlib writes: for callers who
+    /// compare files with earlier runs (`pyward replay` of records made this way).
+    Matplotlib,
+}
+
 /// When a worker whose private memory grew during its jobs is retired
 /// ([`ExecutorBuilder::memory_growth_limit`]). Measured after each job from
 /// `/proc/PID/smaps_rollup`: private pages now minus private pages when the worker
@@ -86,6 +104,7 @@ pub struct Config {
     pub(crate) work_dir: Option<PathBuf>,
     pub(crate) preload_pandas: bool,
     pub(crate) render_once: bool,
+    pub(crate) png_encoder: PngEncoder,
     pub(crate) startup_timeout: Duration,
     pub(crate) zygote: bool,
     pub(crate) isolation: Isolation,
@@ -149,6 +168,7 @@ impl Default for ExecutorBuilder {
                 work_dir: None,
                 preload_pandas: true,
                 render_once: true,
+                png_encoder: PngEncoder::Host,
                 startup_timeout: Duration::from_secs(60),
                 zygote: true,
                 isolation: Isolation::Reuse,
@@ -336,6 +356,14 @@ impl ExecutorBuilder {
     /// keeps stock behaviour and `WorkerInfo::render_once` reports `false`.
     pub fn render_once(mut self, on: bool) -> Self {
         self.config.render_once = on;
+        self
+    }
+
+    /// Who encodes PNG figures ([`PngEncoder`]). Default: [`PngEncoder::Host`], the same
+    /// pixels as matplotlib's file at a fraction of the cost;
+    /// [`PngEncoder::Matplotlib`] for matplotlib's exact bytes.
+    pub fn png_encoder(mut self, encoder: PngEncoder) -> Self {
+        self.config.png_encoder = encoder;
         self
     }
 

@@ -92,7 +92,10 @@
 //! versioned by [`report::SCHEMA_VERSION`](crate::report::SCHEMA_VERSION) and described
 //! by the JSON Schema [`report::JSON_SCHEMA`](crate::report::JSON_SCHEMA). Its `status`
 //! separates the job's own failures (show `feedback` to the model) from
-//! `input_error` (fix the request) and `infrastructure_error` (retry or alert).
+//! `input_error` (fix the request) and `infrastructure_error` (retry or alert). A
+//! successful run carries `description`, what its figures show in one paragraph each
+//! (from [`figure::FigureSummary`](crate::figure::FigureSummary), also on every
+//! artifact as `figure`): give it to the model to check its figure against the task.
 //!
 //! ## 6. What the job's code can use
 //!

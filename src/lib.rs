@@ -17,7 +17,9 @@
 //! - [`Isolation`] — whether a worker serves many jobs (`Reuse`) or each job gets a
 //!   process that never ran one (`Fresh`, forked from a warm template).
 //! - [`Outcome`] — `result: Result<Vec<Artifact>, JobFailure>` plus stdout, timings,
-//!   the worker that ran it and the RNG seed it was given.
+//!   the worker that ran it and the RNG seed it was given. Every figure artifact carries
+//!   what it shows ([`figure::FigureSummary`]); [`Outcome::description`] says it in a
+//!   paragraph for a model.
 //! - [`JobFailure`] — the job's own failure: `Rejected`, `BadInput`, `Timeout`,
 //!   `MemoryExceeded`, `WorkerCrashed`, `PythonError`, `ScratchFull`, `InvalidOutput`,
 //!   `Cancelled`.
@@ -66,11 +68,16 @@
 //! (use a VM boundary for that).
 
 #![deny(missing_docs)]
+// A `JobFailure` is the job's whole diagnosis (exception, hint, traceback), built at
+// most once per job and handed to the caller: its size is not worth a box.
+#![allow(clippy::result_large_err)]
 
 mod array;
 mod config;
+mod encode;
 mod error;
 mod fdpass;
+pub mod figure;
 pub mod gate;
 pub mod guide;
 mod job;
@@ -88,14 +95,14 @@ pub mod worker;
 mod workspace;
 
 pub use array::{ArrayElement, SharedArray};
-pub use config::{Backpressure, ExecutorBuilder, Isolation, MemoryGrowthLimit};
+pub use config::{Backpressure, ExecutorBuilder, Isolation, MemoryGrowthLimit, PngEncoder};
 pub use error::{Error, Result};
 pub use job::{Job, Source};
 /// The `ndarray` version [`Job::with_array`] accepts (re-exported from the `numpy` crate).
 pub use numpy::ndarray;
 pub use outcome::{
-    Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement, Timings, WorkerExit,
-    WorkerInfo, STDERR_TAIL_CHARS,
+    Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement, StoppedAt, Timings,
+    WorkerExit, WorkerInfo, STDERR_TAIL_CHARS,
 };
 pub use python_env::{PythonEnv, PYTHON_ENV_VAR};
 pub use repair::{Attempt, Feedback, Repaired};

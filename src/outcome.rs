@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::figure::FigureSummary;
 use crate::gate::{BadInput, Violation};
 use crate::sandbox::{Enforcement, ScratchLimit};
 
@@ -86,6 +87,25 @@ impl Outcome {
         self.failure().map_or("ok", JobFailure::status)
     }
 
+    /// For a successful job, what its figures show, one paragraph each (see
+    /// [`FigureSummary::text`]): a model checks the figure against its task from this.
+    /// `None` on failure, or when no artifact has a summary.
+    pub fn description(&self) -> Option<String> {
+        let artifacts = self.result.as_ref().ok()?;
+        let parts: Vec<String> = artifacts
+            .iter()
+            .filter_map(|a| a.figure.as_ref().map(|f| (a, f)))
+            .map(|(a, f)| {
+                if artifacts.len() > 1 {
+                    format!("{}: {}", a.name, f.text())
+                } else {
+                    f.text()
+                }
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("\n"))
+    }
+
     /// Text for a model: what went wrong and how to do it right (`None` on success).
     pub fn feedback(&self) -> Option<String> {
         self.failure().map(JobFailure::feedback)
@@ -138,7 +158,7 @@ impl RetireReason {
 
 /// One file the job produced (in JSON: a
 /// [`report::ArtifactReport`](crate::report::ArtifactReport)).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Artifact {
     /// File name inside the job's output directory.
@@ -147,6 +167,9 @@ pub struct Artifact {
     pub media_type: String,
     /// The file's bytes.
     pub bytes: Vec<u8>,
+    /// What the figure shows, read when it was saved (`None` for other files, or when
+    /// [`Job::describe_figures`](crate::Job::describe_figures) is off).
+    pub figure: Option<FigureSummary>,
 }
 
 /// Which worker ran a job.
@@ -179,6 +202,8 @@ pub struct Timings {
     pub stage: Duration,
     /// Executing the code, as measured inside the worker.
     pub exec: Duration,
+    /// Of `exec`, describing the saved figures ([`Job::describe_figures`](crate::Job::describe_figures)).
+    pub describe: Duration,
     /// Validating the artifacts.
     pub validate: Duration,
     /// From `run` being called to the outcome.
@@ -206,12 +231,18 @@ pub enum JobFailure {
     Timeout {
         /// The deadline that was exceeded.
         limit: Duration,
+        /// Where the code was when it was stopped, when the worker could say.
+        stopped_at: Option<Box<StoppedAt>>,
     },
     /// The job used more memory than allowed.
     #[error("memory limit of {limit_bytes} bytes exceeded")]
     MemoryExceeded {
         /// The ceiling that was exceeded.
         limit_bytes: u64,
+        /// The `MemoryError` the code raised, when an allocation failed inside it
+        /// (numpy's "Unable to allocate 298. GiB for an array with shape ..." and the
+        /// line); `None` when the worker was stopped from outside.
+        raised: Option<Box<PythonError>>,
     },
     /// The worker process died (segfault, abort) while running the job.
     #[error("worker crashed ({exit}; {detail})")]
@@ -318,6 +349,22 @@ pub struct PythonError {
     pub traceback: String,
     /// Tail of stderr, at most [`STDERR_TAIL_CHARS`] characters.
     pub stderr_tail: String,
+    /// What exists and what to write instead (the closest name, the frame's columns,
+    /// the replacement of a removed API, ...), empty when there is nothing to add.
+    #[serde(default)]
+    pub hint: String,
+}
+
+/// Where a job's code was when its deadline stopped it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoppedAt {
+    /// The line of the job's code that was running (innermost job frame).
+    pub line: u32,
+    /// The job's frames at that moment, outermost first, as in a traceback.
+    pub traceback: String,
+    /// The innermost `for`/`while` loop around that line: its first line and header.
+    pub in_loop: Option<(u32, String)>,
 }
 
 const HOW_TO: &str = "How to write a job: inputs are read-only files; get a path with \
@@ -358,42 +405,80 @@ impl JobFailure {
     }
 
     /// A text written for a model: what went wrong in this code and how to do it right.
+    /// As short as carries the fix: the rules of the environment appear only where they
+    /// are the fix (reading inputs, saving the figure).
     pub fn feedback(&self) -> String {
         let mut s = String::new();
         match self {
             JobFailure::Rejected { teaching, .. } => s.push_str(teaching),
-            JobFailure::BadInput(b) => {
-                s.push_str(&b.teaching_text());
+            JobFailure::BadInput(b) => s.push_str(&b.teaching_text()),
+            JobFailure::Timeout { limit, stopped_at } => {
+                let _ = write!(
+                    s,
+                    "The code did not finish within {:.1} s and was stopped",
+                    limit.as_secs_f64()
+                );
+                match stopped_at {
+                    Some(at) => {
+                        let _ = write!(s, " at line {}", at.line);
+                        if let Some((line, header)) = &at.in_loop {
+                            let _ = write!(s, ", inside the loop `{header}` at line {line}");
+                        }
+                        let _ = write!(s, ".\n{}\n", at.traceback.trim_end());
+                        s.push_str(if at.in_loop.is_some() {
+                            "Check that this loop ends (its condition changes, its range is small) and that its body is cheap: vectorize with numpy instead of looping over elements."
+                        } else {
+                            "This call is too slow for the data: reduce the data size or the number of samples."
+                        });
+                    }
+                    None => s.push_str(". Avoid unbounded loops, reduce data sizes or sample counts, and vectorize with numpy."),
+                }
             }
-            JobFailure::Timeout { limit } => {
-                let _ = write!(s, "The code did not finish within {:.1} s and was stopped. Avoid unbounded loops, reduce data sizes or sample counts, and save the figure once at the end.", limit.as_secs_f64());
-            }
-            JobFailure::MemoryExceeded { limit_bytes } => {
-                let _ = write!(s, "The code needed more than {} MiB of memory and was stopped. Use smaller arrays (downsample, use float32, process in chunks).", limit_bytes >> 20);
+            JobFailure::MemoryExceeded {
+                limit_bytes,
+                raised,
+            } => {
+                let mib = limit_bytes >> 20;
+                match raised {
+                    Some(e) => {
+                        let _ = write!(
+                            s,
+                            "The code ran out of memory{}: {}",
+                            at_line(e.line),
+                            e.message
+                        );
+                        push_traceback(&mut s, &e.traceback);
+                        let _ = write!(s, "\nJobs may use {mib} MiB. Use smaller arrays: downsample, use float32, process in chunks, and avoid n x n matrices of large n.");
+                    }
+                    None => {
+                        let _ = write!(s, "The code needed more than {mib} MiB of memory and was stopped. Use smaller arrays (downsample, use float32, process in chunks).");
+                    }
+                }
             }
             JobFailure::WorkerCrashed { exit, .. } => {
                 let _ = write!(s, "The interpreter crashed ({exit}) while running the code. Avoid native tricks and extreme sizes; use ordinary numpy and matplotlib calls.");
             }
             JobFailure::PythonError(e) => {
-                let at = e.line.map(|l| format!(" at line {l}")).unwrap_or_default();
-                let _ = write!(s, "The code raised {}{at}: {}", e.type_name, e.message);
-                if !e.traceback.is_empty() {
-                    let _ = write!(
-                        s,
-                        "\nTraceback (your code only):\n{}",
-                        e.traceback.trim_end()
-                    );
+                let _ = write!(
+                    s,
+                    "The code raised {}{}: {}",
+                    e.type_name,
+                    at_line(e.line),
+                    e.message
+                );
+                push_traceback(&mut s, &e.traceback);
+                if !e.hint.is_empty() {
+                    s.push('\n');
+                    s.push_str(&e.hint);
+                } else if e.type_name == "KeyError" {
+                    s.push_str("\nA KeyError names a column or key that does not exist: check the spelling against the data.");
                 }
-                if e.type_name == "ImportError" || e.type_name == "ModuleNotFoundError" {
-                    s.push_str("\nOnly the allowed modules can be imported.");
-                }
-                if e.type_name == "KeyError" {
-                    s.push_str("\nA KeyError usually names a column or key that does not exist: check the spelling, or print(df.columns) to see the real names.");
-                }
-                if e.type_name == "FileNotFoundError" {
-                    s.push_str(
-                        "\nInput files are listed by listdir(); open them through srcpath('name').",
-                    );
+                match e.type_name.as_str() {
+                    "ImportError" | "ModuleNotFoundError" => s.push_str("\nOnly the allowed modules can be imported."),
+                    "FileNotFoundError" | "IsADirectoryError" | "NotADirectoryError" => s.push_str(
+                        "\nInput files are read-only and listed by listdir(); open them through srcpath('name'), e.g. pd.read_csv(srcpath('data.csv')).",
+                    ),
+                    _ => {}
                 }
             }
             JobFailure::ScratchFull { which, limit } => {
@@ -411,20 +496,46 @@ impl JobFailure {
                     s,
                     "The code ran but its output is not valid ({check}): {detail}."
                 );
-                s.push_str(if check.starts_with("table:") {
-                    " Fix the computation so that the table meets this requirement, and write it again."
-                } else if check == "blank" {
-                    " Draw the data on the axes before calling plt.savefig(OUT)."
-                } else {
-                    " Save the figure with plt.savefig(OUT) after drawing it."
-                });
+                match check.as_str() {
+                    c if c.starts_with("table:") => s.push_str(" Fix the computation so that the table meets this requirement, and write it again."),
+                    "blank" => s.push_str(" Draw the data on the axes before calling plt.savefig(OUT)."),
+                    "empty-figure" | "all-nan" => {}
+                    // The detail already says what the code did instead.
+                    _ if detail.contains("plt.savefig(OUT)") => {}
+                    _ => {
+                        s.push_str(" Save the figure with plt.savefig(OUT) after drawing it.");
+                        if check == "missing" {
+                            s.push('\n');
+                            s.push_str(HOW_TO);
+                        }
+                    }
+                }
             }
         }
-        if !matches!(self, JobFailure::Rejected { .. } | JobFailure::Cancelled) {
-            s.push('\n');
-            s.push_str(HOW_TO);
-        }
         s
+    }
+}
+
+/// " at line N", or nothing.
+fn at_line(line: Option<u32>) -> String {
+    line.map(|l| format!(" at line {l}")).unwrap_or_default()
+}
+
+/// The job's frames: one frame as its source line, several as a traceback.
+fn push_traceback(s: &mut String, traceback: &str) {
+    let traceback = traceback.trim_end();
+    if traceback.is_empty() {
+        return;
+    }
+    if traceback.matches("\n  line ").count() == 0 {
+        // "  line N\n    source": the line number is already said.
+        if let Some((_, source)) = traceback.split_once('\n') {
+            s.push('\n');
+            s.push_str(source);
+        }
+    } else {
+        s.push_str("\nTraceback (your code only):\n");
+        s.push_str(traceback);
     }
 }
 
@@ -457,11 +568,23 @@ mod tests {
     }
 
     #[test]
-    fn every_failure_teaches_how_to_save() {
-        let f = JobFailure::Timeout {
-            limit: Duration::from_secs(2),
+    fn a_missing_output_teaches_how_to_save_and_a_name_error_does_not() {
+        let missing = JobFailure::InvalidOutput {
+            check: "missing".into(),
+            detail: "figure.png was not written".into(),
         };
-        assert!(f.feedback().contains("plt.savefig(OUT)"));
-        assert_eq!(f.status(), "timeout");
+        assert!(missing.feedback().contains("plt.savefig(OUT)"));
+        let name = JobFailure::PythonError(PythonError {
+            type_name: "NameError".into(),
+            message: "name 'total' is not defined".into(),
+            line: Some(3),
+            traceback: "  line 3\n    plt.bar(x, total)".into(),
+            stderr_tail: String::new(),
+            hint: "Did you mean: 'totals'?".into(),
+        });
+        assert_eq!(
+            name.feedback(),
+            "The code raised NameError at line 3: name 'total' is not defined\n    plt.bar(x, total)\nDid you mean: 'totals'?"
+        );
     }
 }

@@ -11,11 +11,12 @@ use std::io::{self, Read, Write};
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
+use crate::figure::FigureNotes;
 use crate::gate::RuntimeRules;
 use crate::sandbox::{Enforcement, SandboxSpec};
 
 /// Bumped whenever a message changes shape; a worker of another version is refused.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// Largest frame either side accepts (a message or one artifact), in bytes.
 pub const MAX_FRAME: usize = 256 * 1024 * 1024;
@@ -161,6 +162,13 @@ pub struct RunMsg {
     /// in this order (see `SharedArray`).
     #[serde(default)]
     pub arrays: Vec<ArrayMeta>,
+    /// Summarize every figure the job saves (see `crate::figure`).
+    #[serde(default = "yes")]
+    pub describe_figures: bool,
+    /// Above 0: PNGs saved into `out/` come back as RGBA pixels ([`RawPng`]) for the
+    /// host to encode, when their buffer is at most this many bytes.
+    #[serde(default)]
+    pub raw_png_limit: u64,
 }
 
 /// One shared array of a job: the name it gets in the job's globals and its layout.
@@ -268,6 +276,9 @@ pub struct DoneMsg {
     /// The scratch file system limit the job used up, if any.
     #[serde(default)]
     pub scratch_exhausted: Option<crate::sandbox::ScratchLimit>,
+    /// What the job did with its figures: saves (with summaries), `show()`, unsaved.
+    #[serde(default)]
+    pub figures: FigureNotes,
 }
 
 /// An exception raised by job code, reduced to what a model needs to fix it.
@@ -281,6 +292,10 @@ pub struct PyErrorInfo {
     pub line: Option<u32>,
     /// Traceback limited to frames of the job's own code.
     pub traceback: String,
+    /// What exists and what to write instead, computed from the live exception
+    /// (`python/diagnose.py`); empty when there is nothing to add.
+    #[serde(default)]
+    pub hint: String,
 }
 
 /// Name and size of one artifact whose bytes follow as a raw frame.
@@ -290,6 +305,23 @@ pub struct ArtifactMeta {
     pub name: String,
     /// Exact size of the raw frame that carries it.
     pub len: u64,
+    /// Set when the frame holds a PNG's RGBA pixels for the host to encode.
+    #[serde(default)]
+    pub raw: Option<RawPng>,
+}
+
+/// A PNG figure the worker rendered but did not encode: what the encoder needs besides
+/// the RGBA pixels (rows top to bottom, 4 bytes a pixel).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct RawPng {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// The figure's dpi (written as the pHYs chunk, as Pillow writes it).
+    pub dpi: f64,
+    /// Text chunks in order: matplotlib's `Software` and any metadata the job gave.
+    pub text: Vec<(String, String)>,
 }
 
 /// Writes one frame.

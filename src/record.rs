@@ -9,6 +9,7 @@
 //! place, so a crash never leaves a half-written record. It never contains the host's
 //! environment.
 
+use crate::config::PngEncoder;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -60,6 +61,10 @@ pub struct RunRecord {
     /// Whether figures were rendered to memory ([`Job::figures_in_memory`]).
     #[serde(default)]
     pub figures_in_memory: bool,
+    /// Who encoded its PNGs: a replay encodes them the same way to compare bytes.
+    /// Records written before host encoding existed hold matplotlib's bytes.
+    #[serde(default = "matplotlib_encoder")]
+    pub png_encoder: PngEncoder,
     /// Ids of the job's own validators (their configuration is the caller's).
     pub validators: Vec<String>,
     /// Every input file.
@@ -69,6 +74,10 @@ pub struct RunRecord {
     pub arrays: Vec<ArrayRecord>,
     /// Every attempt, in order.
     pub attempts: Vec<AttemptRecord>,
+}
+
+fn matplotlib_encoder() -> PngEncoder {
+    PngEncoder::Matplotlib
 }
 
 /// One input file of the run.
@@ -278,6 +287,7 @@ impl Recorder {
             expected: job.expected.clone(),
             blank_check: job.blank_check,
             figures_in_memory: job.figures_in_memory,
+            png_encoder: executor.png_encoder(),
             validators: job.validators.iter().map(|v| v.id()).collect(),
             inputs,
             arrays,

@@ -13,8 +13,11 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::figure::FigureSummary;
 use crate::gate::{BadInput, Verdict, Violation};
-use crate::outcome::{Artifact, JobFailure, Outcome, Retirement, WorkerExit, WorkerInfo};
+use crate::outcome::{
+    Artifact, JobFailure, Outcome, PythonError, Retirement, WorkerExit, WorkerInfo,
+};
 use crate::record::sha256_hex;
 use crate::sandbox::ScratchLimit;
 
@@ -58,6 +61,10 @@ pub struct Report {
     pub file: Option<String>,
     /// What to tell the model (empty on `ok`).
     pub feedback: String,
+    /// `ok` runs: what the figures show, one paragraph each, for a model to check the
+    /// figure against its task ([`Outcome::description`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Every gate violation (empty unless `rejected`).
     pub violations: Vec<Violation>,
     /// The failure's details (`null` on `ok`).
@@ -112,12 +119,19 @@ pub struct ErrorReport {
     /// `python_error`: the exception type.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub type_name: Option<String>,
-    /// `python_error`: the line in the job's code.
+    /// `python_error`, `memory_exceeded` (raised inside the code), `timeout` (where it
+    /// was stopped): the line in the job's code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
-    /// `python_error`: the traceback of the job's own frames.
+    /// Same cases as `line`: the traceback of the job's own frames.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traceback: Option<String>,
+    /// `python_error`, `memory_exceeded`: what exists and what to write instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// `timeout`: the first line of the innermost loop around `line`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_line: Option<u32>,
     /// `python_error`, `crashed`: the tail of the worker's stderr.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_tail: Option<String>,
@@ -137,7 +151,7 @@ pub struct ErrorReport {
 }
 
 /// One artifact: its name, type, size and hash; where it was written, or its bytes.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[non_exhaustive]
 pub struct ArtifactReport {
     /// File name in the job's output directory.
@@ -154,6 +168,9 @@ pub struct ArtifactReport {
     /// The bytes, base64 (standard alphabet, padded), when embedded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_base64: Option<String>,
+    /// What the figure shows (see [`FigureSummary`]), when it was described.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure: Option<FigureSummary>,
 }
 
 /// Time spent in each step, in milliseconds (microsecond resolution).
@@ -168,6 +185,9 @@ pub struct TimingsMs {
     pub stage: f64,
     /// Executing the code, measured inside the worker.
     pub exec: f64,
+    /// Of `exec`, describing the saved figures.
+    #[serde(default)]
+    pub describe: f64,
     /// Validating the artifacts.
     pub validate: f64,
     /// From submission to outcome.
@@ -192,6 +212,7 @@ impl ArtifactReport {
             path: None,
             data_base64: embed
                 .then(|| base64::engine::general_purpose::STANDARD.encode(&artifact.bytes)),
+            figure: artifact.figure.clone(),
         }
     }
 
@@ -211,12 +232,23 @@ impl ErrorReport {
             ..ErrorReport::default()
         };
         match failure {
-            JobFailure::PythonError(p) => {
-                e.message = p.message.clone();
-                e.type_name = Some(p.type_name.clone());
-                e.line = p.line;
-                e.traceback = Some(p.traceback.clone());
-                e.stderr_tail = Some(p.stderr_tail.clone());
+            JobFailure::PythonError(p) => e.set_python_error(p),
+            JobFailure::MemoryExceeded {
+                limit_bytes,
+                raised,
+            } => {
+                if let Some(p) = raised {
+                    e.set_python_error(p);
+                }
+                e.limit = Some(*limit_bytes as f64);
+            }
+            JobFailure::Timeout { limit, stopped_at } => {
+                e.limit = Some(ms(*limit));
+                if let Some(at) = stopped_at {
+                    e.line = Some(at.line);
+                    e.traceback = Some(at.traceback.clone());
+                    e.loop_line = at.in_loop.as_ref().map(|(line, _)| *line);
+                }
             }
             JobFailure::WorkerCrashed {
                 exit, stderr_tail, ..
@@ -224,8 +256,6 @@ impl ErrorReport {
                 e.exit = Some(*exit);
                 e.stderr_tail = Some(stderr_tail.clone());
             }
-            JobFailure::Timeout { limit } => e.limit = Some(ms(*limit)),
-            JobFailure::MemoryExceeded { limit_bytes } => e.limit = Some(*limit_bytes as f64),
             JobFailure::ScratchFull { which, limit } => {
                 e.which = Some(*which);
                 e.limit = Some(*limit as f64);
@@ -236,11 +266,25 @@ impl ErrorReport {
         e
     }
 
+    fn set_python_error(&mut self, p: &PythonError) {
+        self.message = p.message.clone();
+        self.type_name = Some(p.type_name.clone());
+        self.line = p.line;
+        self.traceback = Some(p.traceback.clone());
+        self.stderr_tail = Some(p.stderr_tail.clone());
+        self.hint = (!p.hint.is_empty()).then(|| p.hint.clone());
+    }
+
     /// The details of an executor error.
     pub fn from_error(error: &Error) -> ErrorReport {
+        ErrorReport::kind_and_message(error.code(), error.to_string())
+    }
+
+    /// Only a kind and a message: a failure with no further details.
+    fn kind_and_message(kind: &str, message: String) -> ErrorReport {
         ErrorReport {
-            kind: error.code().to_string(),
-            message: error.to_string(),
+            kind: kind.to_string(),
+            message,
             ..ErrorReport::default()
         }
     }
@@ -254,6 +298,7 @@ impl Report {
             status: status.to_string(),
             file: None,
             feedback,
+            description: None,
             violations: Vec::new(),
             error: None,
             run: None,
@@ -267,6 +312,7 @@ impl Report {
         if let Some(failure) = outcome.failure() {
             report.set_failure(failure);
         }
+        report.description = outcome.description();
         let t = &outcome.timings;
         report.run = Some(RunReport {
             artifacts: outcome
@@ -285,6 +331,7 @@ impl Report {
                 gate: ms(t.gate),
                 stage: ms(t.stage),
                 exec: ms(t.exec),
+                describe: ms(t.describe),
                 validate: ms(t.validate),
                 total: ms(t.total),
                 pool_warmup: None,
@@ -297,13 +344,32 @@ impl Report {
     /// The report of a job that did not run because `run`/`run_async` returned `Err`:
     /// `input_error` for the caller's inputs, `infrastructure_error` otherwise.
     pub fn from_error(error: &Error, gate_enabled: bool) -> Report {
-        let status = if error.is_input_error() {
+        Report::not_run(
+            error.is_input_error(),
+            error.code(),
+            error.to_string(),
+            gate_enabled,
+        )
+    }
+
+    /// The report of a job that never ran, for a reason a service around the executor
+    /// found (a malformed queued request, a job whose consumer kept dying):
+    /// `input_error` when the caller is at fault, else `infrastructure_error`; `kind` is
+    /// a stable word for [`ErrorReport::kind`].
+    pub fn not_run(
+        caller_fault: bool,
+        kind: &str,
+        message: impl Into<String>,
+        gate_enabled: bool,
+    ) -> Report {
+        let status = if caller_fault {
             STATUS_INPUT_ERROR
         } else {
             STATUS_INFRASTRUCTURE_ERROR
         };
-        let mut report = Report::new(ReportKind::Run, status, error.to_string());
-        report.error = Some(ErrorReport::from_error(error));
+        let message = message.into();
+        let mut report = Report::new(ReportKind::Run, status, message.clone());
+        report.error = Some(ErrorReport::kind_and_message(kind, message));
         report.as_run(gate_enabled)
     }
 

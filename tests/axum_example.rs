@@ -8,7 +8,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{assert_valid_report, process_alive};
+use common::{assert_valid_report, descendants, process_alive};
 
 struct Server(Child);
 
@@ -17,26 +17,6 @@ impl Drop for Server {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// Every process below `pid` (children are listed per thread that started them).
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut all = Vec::new();
-    let mut frontier = vec![pid];
-    while let Some(p) = frontier.pop() {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
-            continue;
-        };
-        for task in tasks.flatten() {
-            let children =
-                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            for c in children.split_whitespace().filter_map(|c| c.parse().ok()) {
-                all.push(c);
-                frontier.push(c);
-            }
-        }
-    }
-    all
 }
 
 #[test]

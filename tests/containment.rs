@@ -572,7 +572,7 @@ fn classify(o: &Outcome) -> Verdict {
         ),
         Some(JobFailure::BadInput(b)) => verdict(Layer::Gate, format!("bad input: {b}")),
         Some(JobFailure::PythonError(e)) => classify_exception(e),
-        Some(JobFailure::Timeout { limit }) => {
+        Some(JobFailure::Timeout { limit, .. }) => {
             verdict(Layer::Supervisor, format!("Timeout ({limit:?}), SIGKILL"))
         }
         Some(JobFailure::WorkerCrashed { exit, .. }) => {

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{builder, png_size};
+use common::{builder, legit_corpus, png_size};
 use pyward::{Job, JobFailure, Outcome};
 
 /// Number of scripts in the corpus: a script that vanishes must not pass silently.
@@ -34,23 +34,6 @@ const STDOUT_EXPECTED: &[(&str, &str)] = &[
 
 fn data_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
-}
-
-/// The corpus scripts, sorted by name.
-fn scripts() -> Vec<(String, String)> {
-    let dir = data_dir().join("legit");
-    let mut scripts: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "py"))
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            let code = std::fs::read_to_string(&p).unwrap();
-            (name, code)
-        })
-        .collect();
-    scripts.sort();
-    scripts
 }
 
 /// The file name `OUT` must have: a script saving a PDF through `PdfPages(OUT)` gets a
@@ -75,8 +58,8 @@ fn layer(failure: &JobFailure) -> String {
                 .join("; ")
         ),
         JobFailure::BadInput(b) => format!("gate input checks (src/gate/): {b:?}"),
-        JobFailure::Timeout { limit } => format!("watchdog: timed out after {limit:?}"),
-        JobFailure::MemoryExceeded { limit_bytes } => {
+        JobFailure::Timeout { limit, .. } => format!("watchdog: timed out after {limit:?}"),
+        JobFailure::MemoryExceeded { limit_bytes, .. } => {
             format!("watchdog/rlimits: memory over {limit_bytes} bytes")
         }
         JobFailure::WorkerCrashed { exit, detail, .. } if exit.signal_name() == Some("SIGSYS") => {
@@ -191,7 +174,7 @@ fn every_legit_script_runs_end_to_end() {
         inputs.join("recording.mat").is_file(),
         "run .venv/bin/python tests/data/make_legit_inputs.py"
     );
-    let scripts = scripts();
+    let scripts = legit_corpus();
     assert_eq!(
         scripts.len(),
         CORPUS_SIZE,

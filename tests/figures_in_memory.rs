@@ -1,11 +1,12 @@
 //! `Job::figures_in_memory`: figures saved into `out/` come back from memory, byte for
-//! byte what the disk path gives, and never touch the disk.
+//! byte what the disk path gives, and never touch the disk (nor, with host PNG encoding,
+//! do PNGs on the default path).
 
 mod common;
 
 use common::{builder, expect_ok, figure_corpus};
 use pyward::gate::Policy;
-use pyward::{Job, JobFailure};
+use pyward::{Job, JobFailure, PngEncoder};
 
 #[test]
 fn the_whole_corpus_comes_back_from_memory_byte_identical_to_the_disk_path() {
@@ -51,7 +52,17 @@ fn a_figure_in_memory_never_reaches_out_and_other_files_still_do() {
     let memory = exec.run(Job::new(code).figures_in_memory()).unwrap();
     expect_ok(&memory);
     assert_eq!(memory.stdout.trim(), "['table.csv']");
-    let disk = exec.run(Job::new(code)).unwrap();
+    // Host PNG encoding (the default): PNG pixels go to the host, other files to disk.
+    let host = exec.run(Job::new(code)).unwrap();
+    expect_ok(&host);
+    assert_eq!(host.stdout.trim(), "['figure.svg', 'table.csv']");
+    // Matplotlib encoding, no memory: everything on disk.
+    let stock = builder()
+        .policy(Policy::gate_disabled_for_testing())
+        .png_encoder(PngEncoder::Matplotlib)
+        .build()
+        .unwrap();
+    let disk = stock.run(Job::new(code)).unwrap();
     expect_ok(&disk);
     assert_eq!(
         disk.stdout.trim(),
@@ -64,6 +75,7 @@ fn a_figure_in_memory_never_reaches_out_and_other_files_still_do() {
             .collect()
     };
     assert_eq!(names(&memory), names(&disk));
+    assert_eq!(names(&host), names(&disk));
     assert_eq!(names(&memory).len(), 4);
 }
 
@@ -82,7 +94,7 @@ fn caps_and_validation_hold_for_figures_in_memory() {
         .run(Job::new("plt.figure(); plt.savefig(OUT)\n").figures_in_memory())
         .unwrap();
     assert!(
-        matches!(blank.failure(), Some(JobFailure::InvalidOutput { check, .. }) if check == "blank"),
+        matches!(blank.failure(), Some(JobFailure::InvalidOutput { check, .. }) if check == "empty-figure"),
         "{:?}",
         blank.result
     );

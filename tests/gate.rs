@@ -757,7 +757,6 @@ fn teaching_text_explains() {
         "srcpath('",
         "listdir()",
         "walkfiles()",
-        "plt.savefig(OUT)",
         "loadmat(srcpath(",
         "numpy",
         "line 1",
@@ -767,6 +766,12 @@ fn teaching_text_explains() {
     ] {
         assert!(t.contains(needle), "missing {needle} in\n{t}");
     }
+    // One problem per root cause (the import, not also the name `os` it binds), each
+    // rule of the environment once, and only those that apply (nothing about saving).
+    assert_eq!(v.violations.len(), 2, "{t}");
+    assert_eq!(t.matches("Allowed imports").count(), 1, "{t}");
+    assert!(!t.contains("plt.savefig(OUT)"), "{t}");
+    assert!(!t.contains("use another name"), "{t}");
     assert!(BadInput::TooDeep { limit: 3 }.teaching_text().contains('3'));
 }
 

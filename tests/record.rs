@@ -68,6 +68,10 @@ fn repair_loop_reruns_every_attempt_through_the_gate_and_records_all_of_them() {
         .expect("a version-2 record holds reports");
     let worker = report.run.as_ref().unwrap().worker.as_ref().unwrap();
     assert!(worker.versions.numpy.starts_with('2'));
+    // What the figure showed is kept with it.
+    let figure = report.run.as_ref().unwrap().artifacts[0].figure.as_ref();
+    assert!(figure.is_some_and(|f| !f.axes.is_empty()), "{figure:?}");
+    assert!(report.description.is_some());
     for attempt in &rec.attempts {
         common::assert_valid_report(&attempt.outcome);
         assert_eq!(attempt.report().unwrap().status, attempt.status);

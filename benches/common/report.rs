@@ -29,6 +29,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+#[path = "stats.rs"]
+pub mod stats;
+#[allow(unused_imports)] // not every bench prints milliseconds
+pub use stats::ms;
+
 /// One measured number.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Row {
@@ -200,17 +205,8 @@ impl Report {
 
 /// Median, min and max of `samples` in milliseconds (zeros when empty).
 pub fn summary_ms(samples: &[Duration]) -> (f64, f64, f64) {
-    if samples.is_empty() {
-        return (0.0, 0.0, 0.0);
-    }
-    let mut v = samples.to_vec();
-    v.sort();
-    (ms(v[v.len() / 2]), ms(v[0]), ms(v[v.len() - 1]))
-}
-
-/// A duration in milliseconds.
-pub fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
+    let s = stats::Summary::of(samples);
+    (s.median_ms, s.min_ms, s.max_ms)
 }
 
 /// `target/pyward-bench`, or `$PYWARD_BENCH_DIR`; honours `CARGO_TARGET_DIR`.

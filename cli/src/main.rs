@@ -1,5 +1,8 @@
 //! `pyward`: a thin command line over the library — run files, check them with the gate,
-//! and describe the environment workers get.
+//! describe the environment workers get, and serve the warm pool over HTTP.
+
+mod bench;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -12,11 +15,11 @@ use pyward::report::{Report, STATUS_INFRASTRUCTURE_ERROR, STATUS_INPUT_ERROR};
 use pyward::{gate, Artifact, Attempt, Executor, Isolation, Job};
 
 /// Exit code of a job failure (rejected, timed out, raised, ...).
-const EXIT_JOB_FAILED: u8 = 1;
+pub(crate) const EXIT_JOB_FAILED: u8 = 1;
 /// Exit code of a usage error (clap uses it too).
-const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 /// Exit code of an infrastructure error (the executor could not do its work).
-const EXIT_INFRA: u8 = 3;
+pub(crate) const EXIT_INFRA: u8 = 3;
 
 #[derive(Parser)]
 #[command(
@@ -90,16 +93,26 @@ enum Command {
     /// Describe the Python the workers use, the allowed modules, a test render, and the
     /// sandbox layers this kernel supports.
     Doctor,
+    /// Serve the warm pool over HTTP: POST /v1/jobs, POST /v1/check, /healthz, /readyz,
+    /// /metrics, /v1/openapi.json.
+    Serve(serve::ServeArgs),
+    /// Measure your own scripts warm (the pool), fresh (a process forked per job), cold (a
+    /// new `python -I` per run) and at the floor (bare exec in a warm interpreter),
+    /// interleaved; checks each first and compares pyward's figure with plain Python's.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(tracing_subscriber::filter::LevelFilter::WARN)
-        .without_time()
-        .with_target(false)
-        .init();
+    // The server logs at info (one line per job) and sets up its own subscriber.
+    if !matches!(cli.command, Command::Serve(_)) {
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_max_level(tracing_subscriber::filter::LevelFilter::WARN)
+            .without_time()
+            .with_target(false)
+            .init();
+    }
     let code = match cli.command {
         Command::Run {
             files,
@@ -133,6 +146,8 @@ fn main() -> ExitCode {
         Command::Runs { dir } => list_runs(&dir),
         Command::Check { file, json } => check(&file, json),
         Command::Doctor => doctor(),
+        Command::Serve(args) => serve::serve(args),
+        Command::Bench(args) => bench::bench(args),
     };
     ExitCode::from(code)
 }
@@ -429,6 +444,9 @@ fn finish(
             for line in &written {
                 println!("{shown}: {line}");
             }
+            if let Some(description) = &report.description {
+                println!("  shows: {description}");
+            }
         }
         STATUS_INPUT_ERROR | STATUS_INFRASTRUCTURE_ERROR => {
             eprintln!("{shown}: {}: {}", report.status, report.feedback);
@@ -618,6 +636,7 @@ fn replay(run_dir: &Path) -> u8 {
     let executor = match Executor::builder()
         .workers(1)
         .policy(rec.policy.clone())
+        .png_encoder(rec.png_encoder)
         .memory_limit(rec.memory_bytes)
         .timeout(Duration::from_millis(rec.timeout_ms))
         .build()

@@ -40,6 +40,7 @@ mod normalize;
 mod policy;
 mod prescan;
 mod strings;
+mod syntax;
 mod verdict;
 mod walk;
 
@@ -164,16 +165,16 @@ fn run(source: &str, policy: &Policy) -> Result<Verdict, BadInput> {
     let body = match ast::Suite::parse(source, "<job>") {
         Ok(b) => b,
         Err(e) => {
-            let off = u32::from(e.offset) as usize;
-            let (line, col) = LineIndex::new(source).position(off);
-            let msg = e.error.to_string();
+            let problem =
+                syntax::explain(source, u32::from(e.offset) as usize, &e.error.to_string());
+            let (line, col) = LineIndex::new(source).position(problem.offset);
             return Ok(Verdict {
                 violations: vec![Violation {
                     rule: Rule::Syntax,
                     line,
                     col,
-                    text: quote(line_text(source, off)),
-                    message: format!("syntax error: {}", quote(&msg)),
+                    text: quote(line_text(source, problem.offset)),
+                    message: quote(&problem.message),
                     hint: "fix the syntax (python 3.11)".into(),
                 }],
             });
@@ -193,7 +194,32 @@ fn run(source: &str, policy: &Policy) -> Result<Verdict, BadInput> {
         .filter(|r| seen.insert((r.rule, r.start, r.end, r.message.clone())))
         .map(|r| to_violation(source, &idx, r))
         .collect();
-    Ok(Verdict { violations })
+    Ok(Verdict {
+        violations: one_per_root_cause(violations),
+    })
+}
+
+/// A refused import is one problem, not three: the banned-name report on the same
+/// import and on every later use of the module's name follow from it.
+fn one_per_root_cause(violations: Vec<Violation>) -> Vec<Violation> {
+    let refused: Vec<(u32, u32, String)> = violations
+        .iter()
+        .filter(|v| v.rule == Rule::ImportNotAllowed)
+        .map(|v| {
+            let root = v.text.split(['.', ' ']).next().unwrap_or("").to_string();
+            (v.line, v.col, root)
+        })
+        .collect();
+    violations
+        .into_iter()
+        .filter(|v| {
+            v.rule == Rule::ImportNotAllowed
+                || !refused.iter().any(|(line, col, root)| {
+                    (v.line, v.col) == (*line, *col)
+                        || (v.rule == Rule::BannedName && &v.text == root)
+                })
+        })
+        .collect()
 }
 
 fn to_violation(source: &str, idx: &LineIndex, r: Raw) -> Violation {

@@ -125,7 +125,7 @@ pub(crate) const BANNED_NAME_REASONS: &[(&str, &str)] = &[
 pub(crate) const SHADOWABLE_NAME_REASONS: &[(&str, &str)] = &[
     (
         "io",
-        "file handles (stdlib io); bind it yourself, e.g. from scipy import io",
+        "the standard library's io (file handles) is not available",
     ),
     (
         "signal",
@@ -133,6 +133,64 @@ pub(crate) const SHADOWABLE_NAME_REASONS: &[(&str, &str)] = &[
     ),
     ("code", "interactive interpreter (stdlib code)"),
 ];
+
+/// What to use instead of a module jobs cannot import: the models' usual reasons to
+/// reach for it, answered with what this environment offers.
+const IMPORT_ALTERNATIVES: &[(&[&str], &str)] = &[
+    (
+        &["os", "pathlib", "glob", "shutil", "fnmatch"],
+        "list the inputs with listdir() or walkfiles() and get a path with srcpath('name')",
+    ),
+    (
+        &["sys"],
+        "not needed: print() writes output, listdir() lists the inputs, srcpath('name') gives a path",
+    ),
+    (
+        &["io", "tempfile"],
+        "read inputs with pd.read_csv(srcpath('name')) or np.loadtxt(srcpath('name')); for text in memory use str methods (text.splitlines())",
+    ),
+    (
+        &["seaborn"],
+        "draw with plt (matplotlib) and pd (pandas); plt.style.use('seaborn-v0_8') gives seaborn's look",
+    ),
+    (
+        &["plotly", "bokeh", "altair", "pygal"],
+        "draw with plt (matplotlib)",
+    ),
+    (
+        &["sklearn", "statsmodels"],
+        "use numpy and scipy: np.polyfit, scipy.stats (linregress, ttest_ind), scipy.optimize.curve_fit, scipy.cluster",
+    ),
+    (
+        &["PIL", "cv2", "imageio", "skimage"],
+        "read images with plt.imread(srcpath('name.png')); process them with numpy and scipy.ndimage",
+    ),
+    (
+        &["requests", "urllib", "http", "socket", "urllib3", "httpx"],
+        "there is no network: the data is in the input files (listdir() lists them)",
+    ),
+    (
+        &["pickle", "joblib", "shelve", "dill"],
+        "read data with pd.read_csv, np.load or loadmat on srcpath('name') (pickles are not loaded)",
+    ),
+    (
+        &["subprocess", "multiprocessing", "threading", "ctypes"],
+        "jobs run single-threaded Python without programs or native code; use numpy for speed",
+    ),
+    (&["tqdm"], "progress bars are not needed: remove it"),
+    (&["torch", "tensorflow", "jax"], "use numpy"),
+];
+
+/// The hint for an import of `top`, a module jobs cannot import.
+pub(crate) fn import_alternative(top: &str) -> String {
+    IMPORT_ALTERNATIVES
+        .iter()
+        .find(|(modules, _)| modules.contains(&top))
+        .map_or_else(
+            || "not available here; the allowed imports are listed below".to_string(),
+            |(_, alternative)| (*alternative).to_string(),
+        )
+}
 
 /// Builtins rejected when called *or merely referenced* (`e = eval`, `f(eval)`, `[eval][0]`).
 pub(crate) const BANNED_BUILTIN_REASONS: &[(&str, &str)] = &[

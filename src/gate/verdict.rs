@@ -190,48 +190,133 @@ impl Verdict {
     }
 
     /// A text written for a model to fix its code in one retry: what was refused here and
-    /// why, what is allowed, how to read data and how to save the figure.
+    /// why, what to use instead, and only the rules of the environment that apply (the
+    /// allowed imports for a refused import, how to read inputs for a file access, ...).
+    /// A syntax error reads as CPython prints it.
     pub fn teaching_text(&self, policy: &Policy) -> String {
         let mut t = String::new();
         if self.is_allowed() {
-            t.push_str("The code passed the safety check.\n");
-        } else {
-            let _ = writeln!(
-                t,
-                "The code was refused before running ({} problem{}):",
-                self.violations.len(),
-                if self.violations.len() == 1 { "" } else { "s" }
-            );
-            for v in self.violations.iter().take(30) {
+            t.push_str("The code passed the safety check.\n\nRules for this environment:\n");
+            for section in Section::ALL {
+                section.write(&mut t, policy);
+            }
+            return t;
+        }
+        if let [v] = self.violations.as_slice() {
+            if v.rule == Rule::Syntax {
                 let _ = writeln!(
                     t,
-                    "- line {}, col {}: {} [{}] `{}` -> {}",
-                    v.line,
-                    v.col,
-                    v.message,
-                    v.rule.id(),
-                    v.text,
-                    v.hint
+                    "The code has a syntax error at line {}, column {}: {}\n    {}",
+                    v.line, v.col, v.message, v.text
                 );
-            }
-            if self.violations.len() > 30 {
-                let _ = writeln!(t, "- ... and {} more", self.violations.len() - 30);
+                if v.text.chars().count() < MAX_QUOTED_CHARS {
+                    let _ = writeln!(t, "    {}^", " ".repeat(v.col.saturating_sub(1) as usize));
+                }
+                t.push_str("Fix it and send the whole script again (Python 3.11).\n");
+                return t;
             }
         }
-        t.push_str("\nRules for this environment:\n");
         let _ = writeln!(
             t,
-            "- Allowed imports (top-level packages): {}.",
-            policy.allowed_imports().join(", ")
+            "The code was refused before running ({} problem{}):",
+            self.violations.len(),
+            if self.violations.len() == 1 { "" } else { "s" }
         );
-        t.push_str(
-            "- Already available without import: np (numpy), plt (matplotlib.pyplot), pd (pandas), loadmat, SRC, OUT, srcpath, listdir, walkfiles.\n",
-        );
-        t.push_str("- Read input data: srcpath('file.csv') gives the path of an input file; listdir() lists the input folder and walkfiles() lists it recursively. Examples: pd.read_csv(srcpath('data.csv')), np.loadtxt(srcpath('x.txt')), loadmat(srcpath('x.mat')).\n");
-        t.push_str("- Save the figure with plt.savefig(OUT) or fig.savefig(OUT, dpi=150, bbox_inches='tight'); do not choose your own output path.\n");
-        t.push_str("- Not available: file, process, network and interpreter access (os, sys, subprocess, open, eval, exec, setattr, __import__, ...), any __dunder__ attribute, _private attributes of library objects (getattr and hasattr work for public names only), pickle loading, changing library modules (np.x = ...), settings that start programs (text.usetex, animation writers, backends).\n");
-        t.push_str("- Allowed: functions, classes (defining __init__, __repr__ etc. and calling super().__init__()), lambdas, comprehensions, try/except, with np.errstate(...), f-strings and '{:.2f}'.format(x) with plain fields, plt.rcParams['font.size'] = 12, plt.style.use('ggplot').\n");
+        for v in self.violations.iter().take(30) {
+            let _ = writeln!(
+                t,
+                "- line {}, col {}: {} [{}] `{}` -> {}",
+                v.line,
+                v.col,
+                v.message,
+                v.rule.id(),
+                v.text,
+                v.hint
+            );
+        }
+        if self.violations.len() > 30 {
+            let _ = writeln!(t, "- ... and {} more", self.violations.len() - 30);
+        }
+        let sections: Vec<Section> = Section::ALL
+            .into_iter()
+            .filter(|s| self.violations.iter().any(|v| s.applies_to(v)))
+            .collect();
+        if !sections.is_empty() {
+            t.push_str("\nRules that apply:\n");
+            for section in sections {
+                section.write(&mut t, policy);
+            }
+        }
         t
+    }
+}
+
+/// A part of the environment's rules, shown with a refusal only when one of its
+/// violations is about it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Section {
+    Imports,
+    Inputs,
+    Saving,
+    NotAvailable,
+    Allowed,
+}
+
+impl Section {
+    const ALL: [Section; 5] = [
+        Section::Imports,
+        Section::Inputs,
+        Section::Saving,
+        Section::NotAvailable,
+        Section::Allowed,
+    ];
+
+    fn applies_to(self, v: &Violation) -> bool {
+        let about_files = v.message.contains("file")
+            || ["open", "os", "io", "pathlib", "sys", "glob", "shutil"].contains(&v.text.as_str());
+        match self {
+            Section::Imports => matches!(
+                v.rule,
+                Rule::ImportNotAllowed | Rule::SubmoduleDenied | Rule::ImportForm
+            ),
+            Section::Inputs => about_files,
+            Section::Saving => v.message.contains("savefig") || v.message.contains("output"),
+            Section::NotAvailable => {
+                !matches!(
+                    v.rule,
+                    Rule::ImportNotAllowed
+                        | Rule::SubmoduleDenied
+                        | Rule::ImportForm
+                        | Rule::Syntax
+                        | Rule::UnsupportedSyntax
+                ) && !about_files
+            }
+            Section::Allowed => matches!(
+                v.rule,
+                Rule::DunderName
+                    | Rule::DunderAttribute
+                    | Rule::RestrictedBuiltin
+                    | Rule::UnsupportedSyntax
+                    | Rule::FormatTraversal
+            ),
+        }
+    }
+
+    fn write(self, t: &mut String, policy: &Policy) {
+        match self {
+            Section::Imports => {
+                let _ = writeln!(
+                    t,
+                    "- Allowed imports (top-level packages): {}.",
+                    policy.allowed_imports().join(", ")
+                );
+                t.push_str("- Already available without import: np (numpy), plt (matplotlib.pyplot), pd (pandas), loadmat, SRC, OUT, srcpath, listdir, walkfiles.\n");
+            }
+            Section::Inputs => t.push_str("- Read input data: srcpath('file.csv') gives the path of an input file; listdir() lists the input folder and walkfiles() lists it recursively. Examples: pd.read_csv(srcpath('data.csv')), np.loadtxt(srcpath('x.txt')), loadmat(srcpath('x.mat')).\n"),
+            Section::Saving => t.push_str("- Save the figure with plt.savefig(OUT) or fig.savefig(OUT, dpi=150, bbox_inches='tight'); do not choose your own output path.\n"),
+            Section::NotAvailable => t.push_str("- Not available: file, process, network and interpreter access (os, sys, subprocess, open, eval, exec, setattr, __import__, ...), any __dunder__ attribute, _private attributes of library objects (getattr and hasattr work for public names only), pickle loading, changing library modules (np.x = ...), settings that start programs (text.usetex, animation writers, backends).\n"),
+            Section::Allowed => t.push_str("- Allowed: functions, classes (defining __init__, __repr__ etc. and calling super().__init__()), lambdas, comprehensions, try/except, with np.errstate(...), f-strings and '{:.2f}'.format(x) with plain fields, plt.rcParams['font.size'] = 12, plt.style.use('ggplot').\n"),
+        }
     }
 }
 

@@ -687,18 +687,18 @@ impl<'a> Walker<'a> {
         let path = comps.join(".");
         let top = comps.first().map(String::as_str).unwrap_or("");
         if !self.policy.allowed_modules.contains(top) {
-            let why = if self.policy.banned_names.contains(top)
-                || self.policy.shadowable_names.contains(top)
-            {
+            let why = if self.policy.shadowable_names.contains(top) {
+                "a standard-library module jobs cannot use"
+            } else if self.policy.banned_names.contains(top) {
                 reason_for(top)
             } else {
-                "not in the allowlist"
+                "not available here"
             };
             self.report(
                 Rule::ImportNotAllowed,
                 range,
                 format!("import of {top}: {why}"),
-                format!("allowed: {}", self.policy.allowed_imports().join(", ")),
+                crate::gate::policy::import_alternative(top),
             );
             return path;
         }

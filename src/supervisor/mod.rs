@@ -8,6 +8,7 @@ mod process;
 mod queue;
 mod slot;
 mod stats;
+mod stopped;
 mod ticket;
 mod zygote;
 
@@ -276,6 +277,11 @@ impl Executor {
         &self.pool.config.policy
     }
 
+    /// Who encodes the PNG figures of this pool's jobs.
+    pub fn png_encoder(&self) -> crate::PngEncoder {
+        self.pool.config.png_encoder
+    }
+
     /// Runs one job: gate, queue, a warm worker under the watchdog, validation,
     /// blocking the calling thread until the outcome is in (see [`Executor::run_async`]
     /// for async callers).
@@ -370,6 +376,7 @@ impl Executor {
             validators: job.validators,
             blank_check: job.blank_check,
             figures_in_memory: job.figures_in_memory,
+            describe_figures: job.describe_figures,
             arrays: job.arrays,
         }))
     }
@@ -391,6 +398,8 @@ impl Executor {
 
 /// A job after [`Executor::prepare`]: answered already (the gate refused it), or ready
 /// for the queue.
+// Built once per submission and consumed at once: no box needed.
+#[allow(clippy::large_enum_variant)]
 enum Prepared {
     Answered(Outcome),
     Queue(Queued),

@@ -452,6 +452,35 @@ impl WorkerProcess {
     }
 
     /// Sends SIGKILL to the worker's process group without waiting; [`Self::kill`] reaps.
+    /// Asks a running worker where its code is: `SIGUSR1` makes `faulthandler` (armed
+    /// by the prelude at warm-up) write the main thread's Python stack to stderr from a
+    /// C signal handler, which works even while the code is inside a long C call.
+    /// Returns the dump once it stops growing, `None` if none came within `wait`.
+    pub(crate) fn dump_stack(&self, wait: Duration) -> Option<String> {
+        const HEADER: &[u8] = b"(most recent call first):\n";
+        let start = self.stderr.lock().len();
+        // SAFETY: kill(2) on the worker's own pid (not yet reaped: we hold it).
+        if unsafe { libc::kill(self.child.pid() as libc::pid_t, libc::SIGUSR1) } != 0 {
+            return None;
+        }
+        let deadline = Instant::now() + wait;
+        let mut seen = 0usize;
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+            let tail = self.stderr.lock();
+            let new = tail.get(start.min(tail.len())..).unwrap_or_default();
+            let Some(at) = new.windows(HEADER.len()).position(|w| w == HEADER) else {
+                continue;
+            };
+            // Complete once a poll sees no more bytes after a line end.
+            if new.len() == seen && new.ends_with(b"\n") {
+                return Some(String::from_utf8_lossy(&new[at + HEADER.len()..]).into_owned());
+            }
+            seen = new.len();
+        }
+        None
+    }
+
     pub(crate) fn signal_kill(&self) {
         // SAFETY: kill(2) with a negative pid signals the process group the worker leads
         // (spawned with process_group(0), or made a group leader by the zygote before

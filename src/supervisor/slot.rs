@@ -12,10 +12,13 @@ use crossbeam_channel::Sender;
 
 use super::queue::{Entry, Pop};
 use super::stats::{Counters, MemoryUsage};
+use super::stopped;
 use super::ticket::Ticket;
 use super::Shared;
-use crate::config::{Isolation, MemoryGrowthLimit};
+use crate::config::{Isolation, MemoryGrowthLimit, PngEncoder};
+use crate::encode;
 use crate::error::{Error, Result};
+use crate::figure::FigureNotes;
 use crate::outcome::{
     head_chars, tail_chars, Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement,
     Timings, WorkerInfo, STDERR_TAIL_CHARS,
@@ -32,6 +35,13 @@ const WATCH_INTERVAL: Duration = Duration::from_millis(10);
 /// How often an idle slot looks at its idle time and the host's memory pressure, and
 /// a slot without a worker at whether the pool may grow.
 const IDLE_TICK: Duration = Duration::from_millis(200);
+
+/// Largest RGBA buffer a worker hands over for the host to encode (a 4096 x 4096
+/// figure); larger PNGs are encoded by matplotlib in the worker.
+const RAW_PNG_LIMIT: u64 = 64 << 20;
+
+/// How long a timed-out worker gets to write where its code was before it is killed.
+const STACK_DUMP_WAIT: Duration = Duration::from_millis(250);
 
 /// Extra time for a finished job's artifacts to arrive after its answer.
 const ARTIFACT_GRACE: Duration = Duration::from_secs(5);
@@ -52,6 +62,7 @@ pub(crate) struct Queued {
     pub validators: Vec<Arc<dyn Validator>>,
     pub blank_check: bool,
     pub figures_in_memory: bool,
+    pub describe_figures: bool,
     pub arrays: Vec<(String, crate::SharedArray)>,
 }
 
@@ -419,10 +430,16 @@ impl Slot {
             max_artifact_bytes: self.shared.config.max_artifact_bytes,
             figures_in_memory: job.figures_in_memory,
             arrays: job.arrays.iter().map(|(n, a)| a.meta(n)).collect(),
+            describe_figures: job.describe_figures,
+            raw_png_limit: match self.shared.config.png_encoder {
+                PngEncoder::Host => RAW_PNG_LIMIT,
+                _ => 0,
+            },
         };
         let fds: Vec<_> = job.arrays.iter().map(|(_, a)| a.raw_fd()).collect();
         let exec_start = Instant::now();
-        let answer = match worker.send_with_fds(&HostMsg::Run(run), &fds) {
+        let run = HostMsg::Run(run);
+        let answer = match worker.send_with_fds(&run, &fds) {
             Ok(()) => watch(
                 worker,
                 job.job_id,
@@ -434,6 +451,10 @@ impl Slot {
             ),
             Err(e) => Answer::Died(format!("worker stopped reading: {e}")),
         };
+        // The code back from the message it travelled in: a timeout's location quotes it.
+        if let HostMsg::Run(run) = run {
+            job.code = run.code;
+        }
         let mut outcome = Outcome {
             result: Ok(Vec::new()),
             stdout: String::new(),
@@ -459,6 +480,8 @@ impl Slot {
                 let done = *done;
                 outcome.retired = retirement(&done);
                 outcome.timings.exec = Duration::from_secs_f64(done.exec_ms.max(0.0) / 1000.0);
+                outcome.timings.describe =
+                    Duration::from_secs_f64(done.figures.describe_ms.max(0.0) / 1000.0);
                 outcome.stdout = done.stdout;
                 outcome.stdout_dropped = done.stdout_dropped;
                 let stderr_tail = tail_chars(
@@ -483,30 +506,46 @@ impl Slot {
                         lost(slot_worker);
                         Err(JobFailure::MemoryExceeded {
                             limit_bytes: job.memory_bytes,
+                            raised: Some(Box::new(python_error(e, stderr_tail))),
                         })
                     }
-                    Some(e) => Err(JobFailure::PythonError(PythonError {
-                        type_name: e.type_name,
-                        message: e.message,
-                        line: e.line,
-                        traceback: e.traceback,
-                        stderr_tail,
-                    })),
+                    Some(e) => Err(JobFailure::PythonError(python_error(e, stderr_tail))),
                     None => {
                         let validate_start = Instant::now();
                         let mut artifacts = artifacts;
-                        let checked =
-                            check_refused(&done.artifacts_refused, &job.out_name, &job.required)
-                                .and_then(|()| validate::validate(&mut artifacts, &job.required))
-                                .and_then(|()| self.run_validators(&job, &artifacts));
+                        // PNGs encoded here meet the size cap here (the worker only
+                        // saw their pixels).
+                        let mut refused = done.artifacts_refused.clone();
+                        let cap = self.shared.config.max_artifact_bytes;
+                        artifacts.retain(|a| {
+                            let fits = a.bytes.len() as u64 <= cap;
+                            if !fits {
+                                refused.push(a.name.clone());
+                            }
+                            fits
+                        });
+                        let checked = check_refused(&refused, &job.out_name, &job.required)
+                            .and_then(|()| validate::validate(&mut artifacts, &job.required))
+                            .map_err(|f| explain_missing(f, &done.figures, &job.out_name))
+                            .and_then(|()| check_figures(&job, &done.figures))
+                            .and_then(|()| self.run_validators(&job, &artifacts));
+                        for a in &mut artifacts {
+                            a.figure = done.figures.summary_of(&a.name).cloned();
+                        }
                         outcome.timings.validate = validate_start.elapsed();
                         checked.map(|()| artifacts)
                     }
                 }
             }
             Answer::Timeout => {
+                let dump = worker.dump_stack(STACK_DUMP_WAIT);
                 lost(slot_worker);
-                Err(JobFailure::Timeout { limit: job.timeout })
+                Err(JobFailure::Timeout {
+                    limit: job.timeout,
+                    stopped_at: dump
+                        .and_then(|d| stopped::from_dump(&d, &job.code))
+                        .map(Box::new),
+                })
             }
             Answer::Cancelled => {
                 lost(slot_worker);
@@ -516,6 +555,7 @@ impl Slot {
                 lost(slot_worker);
                 Err(JobFailure::MemoryExceeded {
                     limit_bytes: job.memory_bytes,
+                    raised: None,
                 })
             }
             Answer::Died(why) => {
@@ -601,6 +641,45 @@ fn retirement(done: &protocol::DoneMsg) -> Option<Retirement> {
     Some(Retirement { reason, detail })
 }
 
+/// The job's exception as a failure, with the worker's stderr tail.
+fn python_error(e: protocol::PyErrorInfo, stderr_tail: String) -> PythonError {
+    PythonError {
+        type_name: e.type_name,
+        message: e.message,
+        line: e.line,
+        traceback: e.traceback,
+        stderr_tail,
+        hint: e.hint,
+    }
+}
+
+/// A missing `OUT` explained by what the job did instead (saved elsewhere, `show()`,
+/// drew without saving).
+fn explain_missing(failure: JobFailure, notes: &FigureNotes, out: &str) -> JobFailure {
+    match failure {
+        JobFailure::InvalidOutput { check, detail } if check == "missing" => {
+            let detail = match notes.why_missing(out) {
+                Some(why) => format!("{out} was not written: {why}"),
+                None => detail,
+            };
+            JobFailure::InvalidOutput { check, detail }
+        }
+        other => other,
+    }
+}
+
+/// The figure `OUT` shows nothing: nothing drawn, drawn on another figure, or every
+/// value of a series NaN (unless the job accepts a blank figure).
+fn check_figures(job: &Queued, notes: &FigureNotes) -> Result<(), JobFailure> {
+    if !job.blank_check {
+        return Ok(());
+    }
+    match notes.problem(&job.out_name) {
+        Some((check, detail)) => Err(validate::invalid(check, detail)),
+        None => Ok(()),
+    }
+}
+
 /// A refused artifact (over the count or size cap) that the job was required to write
 /// is an invalid output, not a missing one.
 fn check_refused(refused: &[String], out: &str, required: &[String]) -> Result<(), JobFailure> {
@@ -646,11 +725,26 @@ fn watch(
                 let mut artifacts = Vec::with_capacity(done.artifacts.len());
                 for meta in &done.artifacts {
                     match worker.recv_frame(Instant::now() + ARTIFACT_GRACE) {
-                        Ok(bytes) if bytes.len() as u64 == meta.len => artifacts.push(Artifact {
-                            name: meta.name.clone(),
-                            media_type: String::new(),
-                            bytes,
-                        }),
+                        Ok(bytes) if bytes.len() as u64 == meta.len => {
+                            let bytes = match &meta.raw {
+                                Some(raw) => match encode::png(raw, &bytes) {
+                                    Ok(png) => png,
+                                    Err(e) => {
+                                        return Answer::Protocol(format!(
+                                            "raw figure {}: {e}",
+                                            meta.name
+                                        ))
+                                    }
+                                },
+                                None => bytes,
+                            };
+                            artifacts.push(Artifact {
+                                name: meta.name.clone(),
+                                media_type: String::new(),
+                                bytes,
+                                figure: None,
+                            })
+                        }
                         Ok(_) => {
                             return Answer::Protocol(format!(
                                 "artifact {} has the wrong length",

@@ -80,21 +80,47 @@ pub fn png_is_single_colour(bytes: &[u8]) -> Result<bool, String> {
     if bytes.len() as u64 > u64::from(w) * u64::from(h) / 20 + 4096 {
         return Ok(false);
     }
+    let decoded = png_pixels(bytes)?;
+    let first = &decoded.data[..decoded.pixel_bytes.min(decoded.data.len())];
+    Ok(decoded
+        .data
+        .chunks_exact(decoded.pixel_bytes)
+        .all(|p| p == first))
+}
+
+/// A PNG's decoded pixels (palettes and low bit depths expanded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PngPixels {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Bytes per pixel in `data`.
+    pub pixel_bytes: usize,
+    /// The rows, top to bottom.
+    pub data: Vec<u8>,
+}
+
+/// Decodes a PNG's pixels.
+pub fn png_pixels(bytes: &[u8]) -> Result<PngPixels, String> {
     let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
     decoder.set_transformations(png::Transformations::EXPAND);
     let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
     let size = reader.output_buffer_size().ok_or("image too large")?;
-    let mut buf = vec![0; size];
-    let info = reader.next_frame(&mut buf).map_err(|e| e.to_string())?;
-    let px = info.color_type.samples()
-        * if info.bit_depth == png::BitDepth::Sixteen {
-            2
-        } else {
-            1
-        };
-    let data = &buf[..info.buffer_size()];
-    let first = &data[..px.min(data.len())];
-    Ok(data.chunks_exact(px).all(|p| p == first))
+    let mut data = vec![0; size];
+    let info = reader.next_frame(&mut data).map_err(|e| e.to_string())?;
+    data.truncate(info.buffer_size());
+    let depth = if info.bit_depth == png::BitDepth::Sixteen {
+        2
+    } else {
+        1
+    };
+    Ok(PngPixels {
+        width: info.width,
+        height: info.height,
+        pixel_bytes: info.color_type.samples() * depth,
+        data,
+    })
 }
 
 /// Checks the artifacts the worker returned: every required name is present, and every
@@ -219,6 +245,7 @@ mod tests {
             name: name.into(),
             media_type: String::new(),
             bytes: bytes.to_vec(),
+            figure: None,
         }
     }
 

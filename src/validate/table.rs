@@ -279,6 +279,7 @@ mod tests {
             name: "alloc.csv".into(),
             media_type: "text/csv".into(),
             bytes: csv.as_bytes().to_vec(),
+            figure: None,
         }];
         check.check(&ValidationContext {
             artifacts: &arts,

@@ -49,17 +49,21 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyModule};
+use pyo3::types::{PyBytes, PyDict, PyModule};
 
 use crate::fdpass::FdReader;
 use crate::protocol::{
-    self, ArtifactMeta, DoneMsg, HostMsg, InitMsg, InitStage, PyErrorInfo, ReadyMsg, RunMsg,
-    Versions, WorkerMsg, PROTOCOL_VERSION,
+    self, ArtifactMeta, DoneMsg, HostMsg, InitMsg, InitStage, PyErrorInfo, RawPng, ReadyMsg,
+    RunMsg, Versions, WorkerMsg, PROTOCOL_VERSION,
 };
 
 const PRELUDE: &str = include_str!("../../python/prelude.py");
 const RENDER_ONCE: &str = include_str!("../../python/render_once.py");
 const STATE_GUARD: &str = include_str!("../../python/state_guard.py");
+const DIAGNOSE: &str = include_str!("../../python/diagnose.py");
+const FIGURES: &str = include_str!("../../python/figures.py");
+/// The table of removed library APIs and their replacements the diagnosis quotes.
+pub(crate) const MIGRATIONS: &str = include_str!("../../python/migrations.json");
 
 /// The environment variable the supervisor sets on every process it starts as a worker
 /// (or zygote). Its value is the library's build id.
@@ -426,6 +430,24 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
             .map_err(describe(InitStage::Interpreter))?,
         )
     };
+    let diagnose = PyModule::from_code(
+        py,
+        &cstring(DIAGNOSE),
+        c"pyward_diagnose.py",
+        c"_pyward_diagnose",
+    )
+    .and_then(|module| {
+        module.call_method1("load_migrations", (MIGRATIONS,))?;
+        Ok(module)
+    })
+    .map_err(describe(InitStage::Interpreter))?;
+    let figures = PyModule::from_code(
+        py,
+        &cstring(FIGURES),
+        c"pyward_figures.py",
+        c"_pyward_figures",
+    )
+    .map_err(describe(InitStage::Interpreter))?;
     let versions = prelude
         .call_method1(
             "warm_up",
@@ -440,6 +462,8 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
                 state_guard,
                 init.one_shot,
                 init.preload_loadmat,
+                diagnose,
+                figures,
             ),
         )
         .map_err(|e| {
@@ -479,7 +503,35 @@ fn cstring(s: &str) -> std::ffi::CString {
 }
 
 /// Figures the job rendered to memory: (artifact name, bytes), sorted by name.
-type MemoryFigures = Vec<(String, Vec<u8>)>;
+/// Figures the job rendered to memory: encoded files, and PNGs as pixels for the host.
+#[derive(Default)]
+struct MemoryFigures {
+    encoded: Vec<(String, Vec<u8>)>,
+    raw: Vec<(String, RawPng, Vec<u8>)>,
+}
+
+/// The `raw_figures` of `run_job`'s answer: name and a dict of the image (pixels in
+/// `rgba`, copied out of the Python bytes object once).
+fn raw_figures(list: &Bound<'_, PyAny>) -> PyResult<Vec<(String, RawPng, Vec<u8>)>> {
+    let mut out = Vec::new();
+    for item in list.try_iter()? {
+        let (name, image): (String, Bound<'_, PyDict>) = item?.extract()?;
+        let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+            image
+                .get_item(k)?
+                .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_string()))
+        };
+        let raw = RawPng {
+            width: get("width")?.extract()?,
+            height: get("height")?.extract()?,
+            dpi: get("dpi")?.extract()?,
+            text: get("text")?.extract()?,
+        };
+        let rgba = get("rgba")?.cast::<PyBytes>()?.as_bytes().to_vec();
+        out.push((name, raw, rgba));
+    }
+    Ok(out)
+}
 
 fn run_job(
     py: Python<'_>,
@@ -500,8 +552,9 @@ fn run_job(
         housekeeping_failures: Vec::new(),
         state_changes: Vec::new(),
         scratch_exhausted: None,
+        figures: Default::default(),
     };
-    let mut figures = Vec::new();
+    let mut figures = MemoryFigures::default();
     let arrays = match array_fds {
         Some(fds) => arrays::expose(py, &run.arrays, fds),
         None => Err(pyo3::exceptions::PyValueError::new_err(
@@ -519,15 +572,18 @@ fn run_job(
                 run.figures_in_memory,
                 arrays,
                 next_job,
+                run.describe_figures,
+                run.raw_png_limit,
             ),
         )
     });
     match result {
         Ok(r) => {
-            figures = r
+            figures.encoded = r
                 .get_item("figures")
                 .and_then(|v| v.extract())
                 .unwrap_or_default();
+
             let s =
                 |k: &str| -> String { r.get_item(k).and_then(|v| v.extract()).unwrap_or_default() };
             done.exec_ms = r
@@ -547,26 +603,22 @@ fn run_job(
                     .unwrap_or_else(|e| vec![format!("unreadable {k}: {e}")])
             };
             done.housekeeping_failures = list("housekeeping_failures");
+            match r.get_item("raw_figures").and_then(|v| raw_figures(&v)) {
+                Ok(raw) => figures.raw = raw,
+                Err(e) => done
+                    .housekeeping_failures
+                    .push(format!("unreadable raw figures: {e}")),
+            }
             done.state_changes = list("state_changes");
-            done.error = r
-                .get_item("error")
-                .ok()
-                .filter(|e| !e.is_none())
-                .map(|e| PyErrorInfo {
-                    type_name: e
-                        .get_item("type_name")
-                        .and_then(|v| v.extract())
-                        .unwrap_or_default(),
-                    message: e
-                        .get_item("message")
-                        .and_then(|v| v.extract())
-                        .unwrap_or_default(),
-                    line: e.get_item("line").and_then(|v| v.extract()).ok().flatten(),
-                    traceback: e
-                        .get_item("traceback")
-                        .and_then(|v| v.extract())
-                        .unwrap_or_default(),
-                });
+            match serde_json::from_str::<JobDetails>(&s("details")) {
+                Ok(details) => {
+                    done.error = details.error;
+                    done.figures = details.figures;
+                }
+                Err(e) => done
+                    .housekeeping_failures
+                    .push(format!("unreadable job details: {e}")),
+            }
         }
         // run_job catches everything the job raises; reaching this means the prelude
         // itself failed (e.g. a MemoryError while describing an exception), so the
@@ -583,10 +635,19 @@ fn run_job(
                 message: e.to_string(),
                 line: None,
                 traceback: String::new(),
+                hint: String::new(),
             });
         }
     }
     (done, figures)
+}
+
+/// The structured part of `run_job`'s answer, which the prelude encodes as JSON.
+#[derive(serde::Deserialize)]
+struct JobDetails {
+    error: Option<PyErrorInfo>,
+    #[serde(default)]
+    figures: crate::figure::FigureNotes,
 }
 
 /// The job's artifacts: figures it rendered to memory and the files it left in `out/`
@@ -600,11 +661,19 @@ fn collect_artifacts(
 ) -> (DoneMsg, Vec<Vec<u8>>) {
     enum Found {
         Memory(Vec<u8>),
+        Raw(RawPng, Vec<u8>),
         File(u64),
     }
     let mut found: std::collections::BTreeMap<String, Found> = figures
+        .encoded
         .into_iter()
         .map(|(name, bytes)| (name, Found::Memory(bytes)))
+        .chain(
+            figures
+                .raw
+                .into_iter()
+                .map(|(name, raw, rgba)| (name, Found::Raw(raw, rgba))),
+        )
         .collect();
     if let Ok(entries) = fs::read_dir(out_dir) {
         for e in entries.filter_map(Result::ok) {
@@ -619,16 +688,19 @@ fn collect_artifacts(
     for (name, item) in found {
         let size = match &item {
             Found::Memory(bytes) => bytes.len() as u64,
+            // Its encoded size is checked by the host, which encodes it.
+            Found::Raw(..) => 0,
             Found::File(size) => *size,
         };
         if blobs.len() >= run.max_artifacts || size > run.max_artifact_bytes {
             done.artifacts_refused.push(name);
             continue;
         }
-        let bytes = match item {
-            Found::Memory(bytes) => bytes,
+        let (bytes, raw) = match item {
+            Found::Memory(bytes) => (bytes, None),
+            Found::Raw(raw, rgba) => (rgba, Some(raw)),
             Found::File(_) => match fs::read(out_dir.join(&name)) {
-                Ok(bytes) => bytes,
+                Ok(bytes) => (bytes, None),
                 Err(_) => {
                     done.artifacts_refused.push(name);
                     continue;
@@ -638,6 +710,7 @@ fn collect_artifacts(
         done.artifacts.push(ArtifactMeta {
             name,
             len: bytes.len() as u64,
+            raw,
         });
         blobs.push(bytes);
     }

@@ -7,6 +7,10 @@ use std::time::Duration;
 
 use pyward::{Executor, ExecutorBuilder, Outcome};
 
+mod processes;
+#[allow(unused_imports)]
+pub use processes::{descendants, process_alive};
+
 /// The shipped sample data.
 pub fn examples_data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/data")
@@ -14,9 +18,21 @@ pub fn examples_data() -> PathBuf {
 
 /// The figure corpus of `tests/data/figures`: (file name, code), sorted by name.
 pub fn figure_corpus() -> Vec<(String, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/figures");
-    let mut scripts: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
+    scripts_in("figures")
+}
+
+/// The legitimate corpus of `tests/data/legit` (its inputs: `tests/data/legit_inputs`).
+pub fn legit_corpus() -> Vec<(String, String)> {
+    scripts_in("legit")
+}
+
+/// Every `.py` file of `tests/data/<dir>`: (file name, code), sorted by name.
+fn scripts_in(dir: &str) -> Vec<(String, String)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(dir);
+    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "py"))
         .map(|p| {
@@ -43,20 +59,6 @@ pub fn builder() -> ExecutorBuilder {
 pub fn expect_ok(outcome: &Outcome) {
     if let Err(f) = &outcome.result {
         panic!("job failed: {f:?}\nfeedback:\n{}", f.feedback());
-    }
-}
-
-/// Whether a process with this pid still exists (zombies count as gone: they were reaped
-/// or will be by their parent, and hold no resources but the pid).
-pub fn process_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z'),
-        Err(_) => false,
     }
 }
 

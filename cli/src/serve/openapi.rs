@@ -1,0 +1,182 @@
+//! `GET /v1/openapi.json`: OpenAPI 3.1 generated from the request types and handler
+//! annotations (utoipa), with the report's schema taken from the library's published
+//! JSON Schema — the same one every report is tested against — so neither can drift.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{Modify, OpenApi};
+
+use super::jobs::{CheckRequest, JobForm, JobOptions, JobRequest};
+use super::problem::Problem;
+use super::queued::Pending;
+
+/// Stands for [`pyward::report::Report`] in the generated document; replaced there by
+/// [`pyward::report::JSON_SCHEMA`].
+pub struct Report;
+
+impl utoipa::PartialSchema for Report {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new().into()
+    }
+}
+
+impl utoipa::ToSchema for Report {
+    fn name() -> Cow<'static, str> {
+        "Report".into()
+    }
+}
+
+/// A PNG's bytes.
+pub struct Png;
+
+impl utoipa::PartialSchema for Png {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Png {}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "pyward",
+        description = "Model-written Python plotting code, run in a warm, confined pool. A job's own failure (rejected by the gate, timed out, raised) is a 200 with the report; other statuses describe the request (RFC 9457 problem details).",
+    ),
+    paths(
+        super::jobs::submit,
+        super::jobs::check,
+        super::queued::result,
+        super::probes::healthz,
+        super::probes::readyz,
+        super::probes::metrics,
+        openapi_json,
+    ),
+    components(schemas(Report, Problem, JobRequest, JobOptions, CheckRequest, JobForm, Png, Pending)),
+    modifiers(&BearerAuth),
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        if let Some(components) = openapi.components.as_mut() {
+            components.add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+            );
+        }
+    }
+}
+
+/// This document.
+#[utoipa::path(
+    get,
+    path = "/v1/openapi.json",
+    responses((status = 200, description = "The OpenAPI 3.1 description of this API", content_type = "application/json")),
+)]
+pub async fn openapi_json() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        document(),
+    )
+        .into_response()
+}
+
+/// The document as JSON text (built once).
+pub fn document() -> &'static str {
+    static DOC: OnceLock<String> = OnceLock::new();
+    DOC.get_or_init(|| {
+        let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the document serializes");
+        splice_report_schema(&mut doc);
+        serde_json::to_string_pretty(&doc).expect("the document serializes")
+    })
+}
+
+/// Puts the report's JSON Schema in `components.schemas.Report`, its `$defs` beside it
+/// as `Report_<name>` (references rewritten), since a `#/$defs/...` reference inside a
+/// component would resolve against the OpenAPI document's root.
+fn splice_report_schema(doc: &mut Value) {
+    let mut report: Value =
+        serde_json::from_str(pyward::report::JSON_SCHEMA).expect("the report schema is JSON");
+    let object = report
+        .as_object_mut()
+        .expect("the report schema is an object");
+    object.remove("$schema");
+    object.remove("$id");
+    let defs = object.remove("$defs").unwrap_or_default();
+    let schemas = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+        .expect("the document has components.schemas");
+    if let Value::Object(defs) = defs {
+        for (name, mut def) in defs {
+            rewrite_refs(&mut def);
+            schemas.insert(format!("Report_{name}"), def);
+        }
+    }
+    rewrite_refs(&mut report);
+    schemas.insert("Report".into(), report);
+}
+
+fn rewrite_refs(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match (key.as_str(), v) {
+                    ("$ref", Value::String(r)) => {
+                        if let Some(name) = r.strip_prefix("#/$defs/") {
+                            *r = format!("#/components/schemas/Report_{name}");
+                        }
+                    }
+                    (_, v) => rewrite_refs(v),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(rewrite_refs),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_document_carries_the_report_schema_with_resolvable_references() {
+        let doc: serde_json::Value = serde_json::from_str(super::document()).unwrap();
+        assert_eq!(doc["openapi"].as_str().unwrap().get(..3), Some("3.1"));
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(
+            schemas["Report"]["properties"]["schema_version"]["const"],
+            1
+        );
+        let text = super::document();
+        assert!(
+            !text.contains("#/$defs/"),
+            "a reference was left unrewritten"
+        );
+        for r in text.split("\"$ref\": \"#/components/schemas/").skip(1) {
+            let name = &r[..r.find('"').unwrap()];
+            assert!(schemas.get(name).is_some(), "dangling reference to {name}");
+        }
+        for path in [
+            "/v1/jobs",
+            "/v1/jobs/{id}",
+            "/v1/check",
+            "/healthz",
+            "/readyz",
+            "/metrics",
+        ] {
+            assert!(doc["paths"].get(path).is_some(), "{path} is not described");
+        }
+    }
+}
