@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 # pyo3 and build.rs embed the virtualenv's interpreter.
 export PYO3_PYTHON := $(abspath $(PY))
 
-.PHONY: venv build demo test lint bench soak fuzz-api redis-server clean
+.PHONY: venv build demo test lint bench profile soak fuzz-api redis-server clean
 
 $(VENV)/.installed: python/requirements.txt
 	@$(PYTHON) -c 'import sysconfig, sys; sys.exit(0 if sysconfig.get_config_var("Py_ENABLE_SHARED") else "pyward needs a Python built with --enable-shared (libpython)")'
@@ -52,6 +52,11 @@ bench: venv redis-server
 		PYWARD_BENCH_SCALE=$(BENCH_SCALE) cargo bench --bench $$b; \
 	done
 	cargo run --release --example bench_report
+
+# Where a warm worker's time goes on the bench's tiny and typical figures (cProfile,
+# the worker's own prelude and render-once): docs/bench/PROFILE.md.
+profile: venv
+	$(PY) benches/profile_render.py docs/bench/PROFILE.md
 
 soak: venv
 	cargo build --release --workspace --bins

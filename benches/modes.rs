@@ -17,10 +17,13 @@
 //!   measured in the worker and as exec time on vs off, interleaved.
 //! - **png encoding**: PNGs encoded by the host (`PngEncoder::Host`) vs by matplotlib in
 //!   the worker, interleaved.
+//! - **text metrics**: frozen text metrics (`ExecutorBuilder::text_metrics`) vs stock
+//!   measuring, tiny and typical figure, interleaved.
 //!
 //! Medians, min/max and ratios are printed and written to `target/pyward-bench/modes.json`
 //! (see `common/report.rs`). Run: `cargo bench --bench modes`; `PYWARD_BENCH_SCALE=0.1`
-//! scales the counts down.
+//! scales the counts down; `PYWARD_BENCH_ONLY=isolation,text_metrics` runs only those
+//! sections.
 
 use std::time::{Duration, Instant};
 
@@ -31,6 +34,7 @@ use pyward::{Executor, Isolation, Job, Outcome, PngEncoder, SharedArray};
 mod report;
 
 const TYPICAL: &str = include_str!("../tests/data/figures/02_typical_line_scatter_legend.py");
+const TINY: &str = "plt.plot([1, 2, 3])\nplt.savefig(OUT)\n";
 
 const REDUCE: &str = "m = float(A.mean())\nplt.plot([0.0, m]); plt.savefig(OUT)\n";
 const REDUCE_NPY: &str =
@@ -290,47 +294,102 @@ ax[1, 1].scatter(np.random.rand(300), np.random.rand(300))\n\
 fig.suptitle('grid')\n\
 fig.savefig(OUT)\n";
 
-/// Who encodes the PNG: the host (`PngEncoder::Host`, the default) against matplotlib
-/// in the worker, two pools interleaved job by job, for the typical figure and the 2x2
-/// grid; wall time per job as the caller sees it.
-fn png_encoding(rep: &mut report::Report) {
+/// Two pools interleaved job by job on each workload: wall time per job as the caller
+/// sees it, and the ratio `a / b`.
+fn interleaved(
+    rep: &mut report::Report,
+    section: &str,
+    (a_name, a): (&str, &Executor),
+    (b_name, b): (&str, &Executor),
+    workloads: &[(&str, &str)],
+    note: &str,
+) {
     let n = report::iterations(40, 4);
-    let pool = |encoder| {
-        Executor::builder()
-            .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
-            .workers(1)
-            .png_encoder(encoder)
-            .build()
-            .expect("executor")
-    };
-    let (host, stock) = (pool(PngEncoder::Host), pool(PngEncoder::Matplotlib));
-    for (workload, code) in [("typical figure", TYPICAL), ("2x2 grid", GRID)] {
+    for &(workload, code) in workloads {
         for _ in 0..3 {
-            run_ok(&host, Job::new(code));
-            run_ok(&stock, Job::new(code));
+            run_ok(a, Job::new(code));
+            run_ok(b, Job::new(code));
         }
-        let (mut h, mut m) = (Vec::new(), Vec::new());
+        let (mut x, mut y) = (Vec::new(), Vec::new());
         for _ in 0..n {
-            h.push(timed(&host, || Job::new(code)));
-            m.push(timed(&stock, || Job::new(code)));
+            x.push(timed(a, || Job::new(code)));
+            y.push(timed(b, || Job::new(code)));
         }
-        println!("png encoding: {workload}, host vs matplotlib");
-        print_row("host (Rust, zlib level 1)", &h);
-        print_row("matplotlib (Pillow)", &m);
-        rep.latency("png encoding", workload, "host", &h)
-            .note("PngEncoder::Host: pixels to the supervisor, encoded there");
-        rep.latency("png encoding", workload, "matplotlib", &m);
-        let ratio = rep.ratio("png encoding", workload, "host", "matplotlib");
-        println!("  host / matplotlib: {ratio:.3}x");
+        println!("{section}: {workload}, {a_name} vs {b_name}");
+        print_row(a_name, &x);
+        print_row(b_name, &y);
+        rep.latency(section, workload, a_name, &x).note(note);
+        rep.latency(section, workload, b_name, &y);
+        let ratio = rep.ratio(section, workload, a_name, b_name);
+        println!("  {a_name} / {b_name}: {ratio:.3}x");
     }
 }
 
+fn pool_with(
+    configure: impl FnOnce(pyward::ExecutorBuilder) -> pyward::ExecutorBuilder,
+) -> Executor {
+    configure(
+        Executor::builder()
+            .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+            .workers(1),
+    )
+    .build()
+    .expect("executor")
+}
+
+/// Who encodes the PNG: the host (`PngEncoder::Host`, the default) against matplotlib
+/// in the worker, for the typical figure and the 2x2 grid.
+fn png_encoding(rep: &mut report::Report) {
+    let host = pool_with(|b| b.png_encoder(PngEncoder::Host));
+    let stock = pool_with(|b| b.png_encoder(PngEncoder::Matplotlib));
+    interleaved(
+        rep,
+        "png encoding",
+        ("host", &host),
+        ("matplotlib", &stock),
+        &[("typical figure", TYPICAL), ("2x2 grid", GRID)],
+        "PngEncoder::Host: pixels to the supervisor, encoded there",
+    );
+}
+
+/// Frozen text metrics (`ExecutorBuilder::text_metrics`, the default) against measuring
+/// every string in every job, for the tiny and the typical figure.
+fn text_metrics(rep: &mut report::Report) {
+    let frozen = pool_with(|b| b.text_metrics(true));
+    let stock = pool_with(|b| b.text_metrics(false));
+    interleaved(
+        rep,
+        "text metrics",
+        ("frozen", &frozen),
+        ("stock", &stock),
+        &[("tiny figure", TINY), ("typical figure", TYPICAL)],
+        "tick label sizes and font tables measured once at warm-up",
+    );
+}
+
+/// One section of this bench: it measures and adds its rows to the report.
+type Section = fn(&mut report::Report);
+
 fn main() {
+    // `PYWARD_BENCH_ONLY=isolation,text_metrics` runs only the sections named.
+    let only = std::env::var("PYWARD_BENCH_ONLY").ok();
+    let wanted = |name: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|s| s == name))
+    };
     let mut rep = report::Report::new("modes", "cargo bench --bench modes");
-    isolation(&mut rep);
-    arrays(&mut rep);
-    figures(&mut rep);
-    describe(&mut rep);
-    png_encoding(&mut rep);
+    let sections: [(&str, Section); 6] = [
+        ("isolation", isolation),
+        ("arrays", arrays),
+        ("figures", figures),
+        ("describe", describe),
+        ("png_encoding", png_encoding),
+        ("text_metrics", text_metrics),
+    ];
+    for (name, section) in sections {
+        if wanted(name) {
+            section(&mut rep);
+        }
+    }
     rep.write();
 }

@@ -104,6 +104,7 @@ pub struct Config {
     pub(crate) work_dir: Option<PathBuf>,
     pub(crate) preload_pandas: bool,
     pub(crate) render_once: bool,
+    pub(crate) text_metrics: bool,
     pub(crate) png_encoder: PngEncoder,
     pub(crate) startup_timeout: Duration,
     pub(crate) zygote: bool,
@@ -168,6 +169,7 @@ impl Default for ExecutorBuilder {
                 work_dir: None,
                 preload_pandas: true,
                 render_once: true,
+                text_metrics: true,
                 png_encoder: PngEncoder::Host,
                 startup_timeout: Duration::from_secs(60),
                 zygote: true,
@@ -359,6 +361,21 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Measure the sizes of common tick labels and every font's metric tables once, at
+    /// warm-up, and freeze them. Default: on.
+    ///
+    /// matplotlib measures text per renderer, and every figure has a new one, so each
+    /// job shapes "0.0", "0.5", "1.0" again (a third of a millisecond each) and reads
+    /// the font's metric tables from the file for every text layout. The frozen values
+    /// are those stock matplotlib computes (the same pixels, checked on the rendering
+    /// corpus); nothing a job does adds to them, so they carry nothing from one job to
+    /// the next. If the installed matplotlib no longer looks as they assume, workers
+    /// measure as stock and [`PoolWarmup::text_metrics_off`](crate::PoolWarmup) says why.
+    pub fn text_metrics(mut self, on: bool) -> Self {
+        self.config.text_metrics = on;
+        self
+    }
+
     /// Who encodes PNG figures ([`PngEncoder`]). Default: [`PngEncoder::Host`], the same
     /// pixels as matplotlib's file at a fraction of the cost;
     /// [`PngEncoder::Matplotlib`] for matplotlib's exact bytes.
@@ -438,6 +455,7 @@ impl ExecutorBuilder {
         c.max_workers = 1;
         c.zygote = false;
         c.render_once = false;
+        c.text_metrics = false;
         c.one_shot = true;
         let code = String::from_utf8_lossy(job.code());
         c.preload_pandas = crate::gate::mentions_name(&code, "pd");

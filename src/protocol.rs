@@ -66,6 +66,10 @@ pub struct InitMsg {
     pub preload_pandas: bool,
     /// Install the render-once savefig (see `python/render_once.py`).
     pub render_once: bool,
+    /// Measure common text sizes and font tables at warm-up and freeze them (see
+    /// `python/text_metrics.py`).
+    #[serde(default)]
+    pub text_metrics: bool,
     /// A worker for one job only (`ExecutorBuilder::for_one_job`): its warm-up renders
     /// no figure and freezes nothing (no fork follows); the job fills what it needs.
     #[serde(default)]
@@ -233,6 +237,13 @@ pub struct ReadyMsg {
     /// Why render-once is off when it was requested (its self-check failed), if so.
     #[serde(default)]
     pub render_once_off: Option<String>,
+    /// How many text sizes warm-up froze (0: frozen text metrics are off).
+    #[serde(default)]
+    pub text_metrics: u32,
+    /// Why frozen text metrics are off when they were requested (a check of what they
+    /// assume of matplotlib failed), if so.
+    #[serde(default)]
+    pub text_metrics_off: Option<String>,
 }
 
 /// Versions reported by a worker.

@@ -101,6 +101,12 @@ pub struct PoolWarmup {
     /// matplotlib failed, so workers save with stock `savefig`); `None` when it is on
     /// or was not requested.
     pub render_once_off: Option<String>,
+    /// How many text sizes the workers' warm-up froze (0: off; see
+    /// [`ExecutorBuilder::text_metrics`](crate::ExecutorBuilder::text_metrics)).
+    pub text_metrics: u32,
+    /// Why frozen text metrics are off although they were requested; `None` when they
+    /// are on or were not requested.
+    pub text_metrics_off: Option<String>,
 }
 
 impl Executor {
@@ -190,16 +196,21 @@ impl Executor {
                 total: Duration::ZERO,
                 per_worker_ms: Vec::new(),
                 render_once_off: None,
+                text_metrics: 0,
+                text_metrics_off: None,
             },
             root,
         };
         let mut per_worker = vec![0.0; pool.config.min_workers];
         let mut render_once_off = None;
+        let (mut text_metrics, mut text_metrics_off) = (0, None);
         for _ in 0..pool.config.min_workers {
             match ready_rx.recv() {
                 Ok(Ok((slot, ready))) => {
                     per_worker[slot] = ready.warmup_ms;
                     render_once_off = render_once_off.or(ready.render_once_off);
+                    text_metrics = text_metrics.max(ready.text_metrics);
+                    text_metrics_off = text_metrics_off.or(ready.text_metrics_off);
                 }
                 // Dropping `pool` stops the workers that did start.
                 Ok(Err(e)) => return Err(e),
@@ -211,6 +222,8 @@ impl Executor {
             total: started.elapsed(),
             per_worker_ms: per_worker,
             render_once_off,
+            text_metrics,
+            text_metrics_off,
         };
         Ok(Executor {
             pool: Arc::new(pool),

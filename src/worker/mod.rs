@@ -59,6 +59,7 @@ use crate::protocol::{
 
 const PRELUDE: &str = include_str!("../../python/prelude.py");
 const RENDER_ONCE: &str = include_str!("../../python/render_once.py");
+const TEXT_METRICS: &str = include_str!("../../python/text_metrics.py");
 const STATE_GUARD: &str = include_str!("../../python/state_guard.py");
 const DIAGNOSE: &str = include_str!("../../python/diagnose.py");
 const FIGURES: &str = include_str!("../../python/figures.py");
@@ -212,7 +213,7 @@ fn serve(
             return init_failed(output, stage, message);
         }
     };
-    let (prelude, versions, render_once) = prelude;
+    let (prelude, versions, shortcuts) = prelude;
 
     let mut started = started;
     let init = if init.zygote {
@@ -235,8 +236,10 @@ fn serve(
             warmup_ms: started.elapsed().as_secs_f64() * 1000.0,
             versions: versions.clone(),
             sandbox: crate::sandbox::Enforcement::none(),
-            render_once: render_once.on,
-            render_once_off: render_once.off_because.clone(),
+            render_once: shortcuts.render_once,
+            render_once_off: shortcuts.render_once_off.clone(),
+            text_metrics: shortcuts.text_metrics,
+            text_metrics_off: shortcuts.text_metrics_off.clone(),
         };
         protocol::send(output, &WorkerMsg::Ready(ready))?;
         match fork::serve_zygote(input, output)? {
@@ -256,7 +259,7 @@ fn serve(
             let prelude = prelude.bind(py);
             prelude.call_method1("rebind", (&dirs.src, &dirs.out, &dirs.tmp, &dirs.home))?;
             if init.prewarm {
-                prelude.call_method0("warm_render")?;
+                prelude.call_method0("prewarm")?;
             }
             Ok::<(), PyErr>(())
         })
@@ -289,8 +292,10 @@ fn serve(
         warmup_ms: started.elapsed().as_secs_f64() * 1000.0,
         versions,
         sandbox,
-        render_once: render_once.on,
-        render_once_off: render_once.off_because,
+        render_once: shortcuts.render_once,
+        render_once_off: shortcuts.render_once_off,
+        text_metrics: shortcuts.text_metrics,
+        text_metrics_off: shortcuts.text_metrics_off,
     };
     // The scratch mounts now cover tmp/: the working directory must be the mount, not
     // the directory beneath it.
@@ -368,13 +373,15 @@ fn init_failed(
     protocol::send(output, &WorkerMsg::InitFailed { stage, message })
 }
 
-type WarmUp = (Py<PyModule>, Versions, RenderOnce);
+type WarmUp = (Py<PyModule>, Versions, Shortcuts);
 
-/// Whether render-once is on, and why not when it was requested.
-#[derive(Clone)]
-struct RenderOnce {
-    on: bool,
-    off_because: Option<String>,
+/// The warm shortcuts warm-up installed (render-once, frozen text metrics), and why
+/// one that was requested is off.
+struct Shortcuts {
+    render_once: bool,
+    render_once_off: Option<String>,
+    text_metrics: u32,
+    text_metrics_off: Option<String>,
 }
 
 fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)> {
@@ -415,6 +422,19 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
     } else {
         None
     };
+    let text_metrics = if init.text_metrics {
+        Some(
+            PyModule::from_code(
+                py,
+                &cstring(TEXT_METRICS),
+                c"pyward_text_metrics.py",
+                c"_pyward_text_metrics",
+            )
+            .map_err(describe(InitStage::Interpreter))?,
+        )
+    } else {
+        None
+    };
     // A worker that serves one job never checks process-wide state after it.
     let state_guard = if init.single_job {
         None
@@ -448,8 +468,19 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         c"_pyward_figures",
     )
     .map_err(describe(InitStage::Interpreter))?;
+    let options = PyDict::new(py);
+    options
+        .set_item("render_once", render_once)
+        .and_then(|()| options.set_item("before_render_once", init.warm_up_code.as_deref()))
+        .and_then(|()| options.set_item("state_guard", state_guard))
+        .and_then(|()| options.set_item("one_shot", init.one_shot))
+        .and_then(|()| options.set_item("preload_loadmat", init.preload_loadmat))
+        .and_then(|()| options.set_item("diagnose", diagnose))
+        .and_then(|()| options.set_item("figures", figures))
+        .and_then(|()| options.set_item("text_metrics", text_metrics))
+        .map_err(describe(InitStage::Interpreter))?;
     let versions = prelude
-        .call_method1(
+        .call_method(
             "warm_up",
             (
                 rules,
@@ -457,14 +488,8 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
                 &init.dirs.out,
                 &init.dirs.tmp,
                 init.preload_pandas,
-                render_once,
-                init.warm_up_code.as_deref(),
-                state_guard,
-                init.one_shot,
-                init.preload_loadmat,
-                diagnose,
-                figures,
             ),
+            Some(&options),
         )
         .map_err(|e| {
             let stage = if e.is_instance_of::<pyo3::exceptions::PyImportError>(py) {
@@ -480,22 +505,30 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
             .and_then(|v| v.extract())
             .unwrap_or_default()
     };
-    let render_once = RenderOnce {
-        on: versions
+    let off_because = |k: &str| -> Option<String> {
+        versions
+            .get_item(k)
+            .and_then(|v| v.extract())
+            .unwrap_or(None)
+    };
+    let shortcuts = Shortcuts {
+        render_once: versions
             .get_item("render_once")
             .and_then(|v| v.extract())
             .unwrap_or(false),
-        off_because: versions
-            .get_item("render_once_off")
+        render_once_off: off_because("render_once_off"),
+        text_metrics: versions
+            .get_item("text_metrics")
             .and_then(|v| v.extract())
-            .unwrap_or(None),
+            .unwrap_or(0),
+        text_metrics_off: off_because("text_metrics_off"),
     };
     let versions = Versions {
         python: get("python"),
         numpy: get("numpy"),
         matplotlib: get("matplotlib"),
     };
-    Ok((prelude.unbind(), versions, render_once))
+    Ok((prelude.unbind(), versions, shortcuts))
 }
 
 fn cstring(s: &str) -> std::ffi::CString {
