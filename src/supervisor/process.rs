@@ -52,6 +52,16 @@ pub(crate) struct WorkerProcess {
     pub retiring: Option<RetireReason>,
     /// Its memory when it became ready (filled in by the slot).
     pub birth: super::stats::MemoryUsage,
+    /// When private memory was last read in full (smaps): the anonymous resident
+    /// memory then, and `jobs_run` then. See `Slot::memory_growth`.
+    pub memory_read: Option<MemoryRead>,
+}
+
+/// The cheap reading taken with the last full one (see `WorkerProcess::memory_read`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MemoryRead {
+    pub anon_bytes: u64,
+    pub jobs_run: u64,
 }
 
 /// Finds the `pyward-worker` program.
@@ -339,6 +349,7 @@ impl WorkerProcess {
             jobs_run: 0,
             retiring: None,
             birth: Default::default(),
+            memory_read: None,
         };
         let init = init_msg(config, dirs, mpl_config, false);
         if let Err(e) = protocol::send(&mut worker.stdin, &init) {
@@ -438,9 +449,23 @@ impl WorkerProcess {
 
     /// Resident set size, in bytes, read from `/proc/<pid>/statm`.
     pub(crate) fn rss_bytes(&self) -> Option<u64> {
+        self.statm().map(|(resident, _)| resident)
+    }
+
+    /// Anonymous resident memory (resident minus file-backed and shared memory), in
+    /// bytes, from `/proc/<pid>/statm`: kernel counters, read in microseconds.
+    pub(crate) fn anon_resident_bytes(&self) -> Option<u64> {
+        self.statm()
+            .map(|(resident, shared)| resident.saturating_sub(shared))
+    }
+
+    /// (resident, shared) in bytes.
+    fn statm(&self) -> Option<(u64, u64)> {
         let statm = std::fs::read_to_string(format!("/proc/{}/statm", self.child.pid())).ok()?;
-        let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-        Some(pages * page_size())
+        let mut fields = statm.split_whitespace().skip(1);
+        let mut next = || -> Option<u64> { fields.next()?.parse::<u64>().ok() };
+        let (resident, shared) = (next()?, next()?);
+        Some((resident * page_size(), shared * page_size()))
     }
 
     /// Clears the stderr tail (at the start of a job).
