@@ -927,12 +927,12 @@ def _housekeeping():
 
 
 def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=None,
-            next_job=True, describe_figures=True, raw_png_limit=0):
+            describe_figures=True, raw_png_limit=0):
     """Runs one job; never raises (job exceptions, SystemExit included, are described).
-    `next_job` false: this worker is killed after the job, so the state guard's check,
-    which only protects a next job, is skipped. `describe_figures` false: no summary of
-    saved figures (python/figures.py). `raw_png_limit` > 0: PNGs saved into out/ come
-    back as pixels for the host to encode (see _install_raw_png)."""
+    `describe_figures` false: no summary of saved figures (python/figures.py).
+    `raw_png_limit` > 0: PNGs saved into out/ come back as pixels for the host to encode
+    (see _install_raw_png). The between-job reset is `reset_after_job`, which the worker
+    runs once the answer has gone out."""
     global _FIGURES, _NOTES, _MEMORY_FORMATS, _RAW_PNG_LIMIT
     import numpy
     random.seed(seed)
@@ -977,8 +977,6 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
             job_globals.clear()
         except BaseException:
             pass
-        leftovers = _housekeeping()
-        changes = _STATE_GUARD.check() if next_job and _STATE_GUARD is not None else []
     finally:
         sys.stdout, sys.stderr = saved_streams
         _FIGURES = _NOTES = _MEMORY_FORMATS = None
@@ -991,6 +989,24 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         'stderr': err.getvalue(),
         'figures': figures,
         'raw_figures': raw,
-        'housekeeping_failures': leftovers,
-        'state_changes': changes,
     }
+
+
+def reset_after_job():
+    """The between-job reset, run after the job's answer has gone out (the host encodes
+    and checks the figures meanwhile) and before the host hands this worker another job:
+    every housekeeping step, then the state guard's check. Anything the job's leftovers
+    print now (a generator's `finally` run by the collection) is dropped: the job's
+    output has been sent. Never raises."""
+    saved_streams = sys.stdout, sys.stderr
+    sink = _CappedText(0)
+    try:
+        sys.stdout = sys.stderr = sink
+        leftovers = _housekeeping()
+        try:
+            changes = _STATE_GUARD.check() if _STATE_GUARD is not None else []
+        except BaseException as exc:
+            changes = [f'the state check failed: {type(exc).__name__}']
+    finally:
+        sys.stdout, sys.stderr = saved_streams
+    return {'housekeeping_failures': leftovers, 'state_changes': changes}

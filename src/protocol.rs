@@ -16,7 +16,7 @@ use crate::gate::RuntimeRules;
 use crate::sandbox::{Enforcement, SandboxSpec};
 
 /// Bumped whenever a message changes shape; a worker of another version is refused.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// Largest frame either side accepts (a message or one artifact), in bytes.
 pub const MAX_FRAME: usize = 256 * 1024 * 1024;
@@ -203,6 +203,23 @@ pub enum WorkerMsg {
     },
     /// A job finished; `artifacts.len()` raw frames follow.
     Done(Box<DoneMsg>),
+    /// The between-job reset after a [`WorkerMsg::Done`] finished (a worker that serves
+    /// one job sends none). It runs after the answer, so the host encodes and checks
+    /// the job's figures meanwhile; the host gives the worker no job before it.
+    Reset(ResetMsg),
+}
+
+/// Contents of [`WorkerMsg::Reset`]. Any entry retires the worker; the job's own result
+/// stands.
+#[derive(Serialize, Deserialize, Debug, Default)]
+pub struct ResetMsg {
+    /// The job this reset followed.
+    pub job_id: u64,
+    /// Between-job steps that failed (restoring rcParams, emptying the scratch, ...).
+    pub housekeeping_failures: Vec<String>,
+    /// Process-wide state the job changed that could not be restored exactly (the
+    /// state guard).
+    pub state_changes: Vec<String>,
 }
 
 /// The step of worker start-up that failed.
@@ -276,14 +293,11 @@ pub struct DoneMsg {
     pub artifacts: Vec<ArtifactMeta>,
     /// Files in `out/` that were not collected (over the count or size caps).
     pub artifacts_refused: Vec<String>,
-    /// Between-job steps that failed after this job (empty: the worker is clean). Any
-    /// entry retires the worker; the job's own result stands.
+    /// What went wrong in the worker around this job before it answered (its answer
+    /// could not be read in full, the prelude itself failed). Any entry retires the
+    /// worker; the job's own result stands.
     #[serde(default)]
     pub housekeeping_failures: Vec<String>,
-    /// Process-wide state the job changed that could not be restored exactly (the
-    /// state guard); any entry retires the worker.
-    #[serde(default)]
-    pub state_changes: Vec<String>,
     /// The scratch file system limit the job used up, if any.
     #[serde(default)]
     pub scratch_exhausted: Option<crate::sandbox::ScratchLimit>,

@@ -47,6 +47,10 @@ const FULL_READ_GROWTH: u64 = 4 << 20;
 /// Jobs after which memory is read in full however little it seemed to grow.
 const FULL_READ_EVERY: u64 = 8;
 
+/// How long a worker's between-job reset may take at least (past the job's own
+/// deadline) before the worker is replaced.
+const RESET_GRACE: Duration = Duration::from_secs(2);
+
 /// How long a timed-out worker gets to write where its code was before it is killed.
 const STACK_DUMP_WAIT: Duration = Duration::from_millis(250);
 
@@ -482,10 +486,11 @@ impl Slot {
                 *w = self.replace_dying(old, || self.fork_replacement());
             }
         };
+        let answered = matches!(answer, Answer::Done(..));
         outcome.result = match answer {
             Answer::Done(done, artifacts) => {
                 let done = *done;
-                outcome.retired = retirement(&done);
+                outcome.retired = retirement(&done.housekeeping_failures, &[]);
                 outcome.timings.exec = Duration::from_secs_f64(done.exec_ms.max(0.0) / 1000.0);
                 outcome.timings.describe =
                     Duration::from_secs_f64(done.figures.describe_ms.max(0.0) / 1000.0);
@@ -583,6 +588,30 @@ impl Slot {
                 return Err(Error::Protocol(message));
             }
         };
+        // The worker resets itself after answering (while the figures were encoded and
+        // checked above); it gets no job before its report. A worker for one job has
+        // no next job and sends none.
+        let single_job =
+            self.shared.config.isolation == Isolation::Fresh || self.shared.config.one_shot;
+        if answered && !single_job {
+            if let Some(w) = slot_worker.as_mut().filter(|w| w.pid() == info_pid) {
+                let deadline = (exec_start + job.timeout).max(Instant::now() + RESET_GRACE);
+                match wait_reset(w, job.job_id, deadline) {
+                    Ok(reset) => {
+                        outcome.retired = outcome.retired.take().or_else(|| {
+                            retirement(&reset.housekeeping_failures, &reset.state_changes)
+                        });
+                    }
+                    Err(detail) => {
+                        lost(slot_worker);
+                        outcome.retired.get_or_insert(Retirement {
+                            reason: RetireReason::ResetFailed,
+                            detail,
+                        });
+                    }
+                }
+            }
+        }
         if self.dirs.clear().is_err() {
             // Leftovers could leak into the next job: start over with a new worker.
             lost(slot_worker);
@@ -655,17 +684,35 @@ impl Slot {
 }
 
 /// Retires the worker when the between-job reset failed or process-wide state changed
-/// in a way that could not be restored (reported by the worker with the job's answer).
-fn retirement(done: &protocol::DoneMsg) -> Option<Retirement> {
-    let (reason, items) = if !done.housekeeping_failures.is_empty() {
-        (RetireReason::ResetFailed, &done.housekeeping_failures)
-    } else if !done.state_changes.is_empty() {
-        (RetireReason::StateChanged, &done.state_changes)
+/// in a way that could not be restored (reported by the worker with its answer or its
+/// reset).
+fn retirement(failures: &[String], state_changes: &[String]) -> Option<Retirement> {
+    let (reason, items) = if !failures.is_empty() {
+        (RetireReason::ResetFailed, failures)
+    } else if !state_changes.is_empty() {
+        (RetireReason::StateChanged, state_changes)
     } else {
         return None;
     };
     let detail = head_chars(&items.join("; "), 1000);
     Some(Retirement { reason, detail })
+}
+
+/// The worker's report of its between-job reset for `job_id`; why there is none by
+/// `deadline` otherwise.
+fn wait_reset(
+    worker: &WorkerProcess,
+    job_id: u64,
+    deadline: Instant,
+) -> std::result::Result<protocol::ResetMsg, String> {
+    match worker.recv_msg(deadline) {
+        Ok(WorkerMsg::Reset(reset)) if reset.job_id == job_id => Ok(reset),
+        Ok(_) => Err("the worker sent something else than its between-job reset".into()),
+        Err(RecvError::Timeout) => Err("the between-job reset did not finish in time".into()),
+        Err(RecvError::Closed(why)) => Err(format!(
+            "the worker ended during its between-job reset: {why}"
+        )),
+    }
 }
 
 /// The job's exception as a failure, with the worker's stderr tail.

@@ -44,7 +44,7 @@ mod interpreter;
 use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Write};
 use std::os::fd::FromRawFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -54,7 +54,7 @@ use pyo3::types::{PyBytes, PyDict, PyModule};
 use crate::fdpass::FdReader;
 use crate::protocol::{
     self, ArtifactMeta, DoneMsg, HostMsg, InitMsg, InitStage, PyErrorInfo, RawPng, ReadyMsg,
-    RunMsg, Versions, WorkerMsg, PROTOCOL_VERSION,
+    ResetMsg, RunMsg, Versions, WorkerMsg, PROTOCOL_VERSION,
 };
 
 const PRELUDE: &str = include_str!("../../python/prelude.py");
@@ -316,29 +316,22 @@ fn serve(
             Some(HostMsg::Run(run)) => {
                 // The run frame brought one descriptor per array (closed if not).
                 let fds = input.get_mut().take_fds(run.arrays.len());
-                let (done, figures) =
-                    Python::attach(|py| run_job(py, &prelude, &run, fds, !init.single_job));
+                let job_id = run.job_id;
+                let (done, figures) = Python::attach(|py| run_job(py, &prelude, &run, fds));
                 let (mut done, blobs) = collect_artifacts(done, figures, &out_dir, &run);
                 if scratch {
                     done.scratch_exhausted = crate::sandbox::scratch::exhausted(&out_dir);
-                }
-                // What the job wrote must not reach the next one (and the host never
-                // sees the scratch file system to empty it). A single-job worker dies
-                // with its scratch.
-                if !init.single_job {
-                    for dir in &writable {
-                        if let Err(e) = crate::workspace::clear_dir(dir) {
-                            let failure = format!("emptying {}: {e}", dir.display());
-                            done.housekeeping_failures.push(failure);
-                        }
-                    }
                 }
                 protocol::send(output, &WorkerMsg::Done(Box::new(done)))?;
                 for blob in blobs {
                     protocol::write_frame(output, &blob)?;
                 }
                 output.flush()?;
+                // A single-job worker dies with its state and its scratch.
                 if !init.single_job {
+                    let reset = reset_after_job(&prelude, job_id, &writable);
+                    protocol::send(output, &WorkerMsg::Reset(reset))?;
+                    output.flush()?;
                     return_freed_memory();
                 }
             }
@@ -566,12 +559,38 @@ fn raw_figures(list: &Bound<'_, PyAny>) -> PyResult<Vec<(String, RawPng, Vec<u8>
     Ok(out)
 }
 
+/// The between-job reset, once the answer is out: the prelude's housekeeping and state
+/// check, then emptying what the job could write (the host never sees the scratch file
+/// system to empty it), so that nothing of this job reaches the next.
+fn reset_after_job(prelude: &Py<PyModule>, job_id: u64, writable: &[PathBuf]) -> ResetMsg {
+    let mut reset = Python::attach(|py| {
+        let r = prelude.bind(py).call_method0("reset_after_job")?;
+        let list = |k: &str| -> PyResult<Vec<String>> { r.get_item(k)?.extract() };
+        Ok::<_, PyErr>(ResetMsg {
+            job_id,
+            housekeeping_failures: list("housekeeping_failures")?,
+            state_changes: list("state_changes")?,
+        })
+    })
+    .unwrap_or_else(|e| ResetMsg {
+        job_id,
+        housekeeping_failures: vec![format!("the reset failed: {e}")],
+        state_changes: Vec::new(),
+    });
+    for dir in writable {
+        if let Err(e) = crate::workspace::clear_dir(dir) {
+            let failure = format!("emptying {}: {e}", dir.display());
+            reset.housekeeping_failures.push(failure);
+        }
+    }
+    reset
+}
+
 fn run_job(
     py: Python<'_>,
     prelude: &Py<PyModule>,
     run: &RunMsg,
     array_fds: Option<Vec<std::os::fd::OwnedFd>>,
-    next_job: bool,
 ) -> (DoneMsg, MemoryFigures) {
     let mut done = DoneMsg {
         job_id: run.job_id,
@@ -583,7 +602,6 @@ fn run_job(
         artifacts: Vec::new(),
         artifacts_refused: Vec::new(),
         housekeeping_failures: Vec::new(),
-        state_changes: Vec::new(),
         scratch_exhausted: None,
         figures: Default::default(),
     };
@@ -604,7 +622,6 @@ fn run_job(
                 run.stdout_cap,
                 run.figures_in_memory,
                 arrays,
-                next_job,
                 run.describe_figures,
                 run.raw_png_limit,
             ),
@@ -630,19 +647,12 @@ fn run_job(
                 .and_then(|v| v.extract())
                 .unwrap_or(0);
             // A result we cannot read is itself a reason not to trust the worker.
-            let list = |k: &str| -> Vec<String> {
-                r.get_item(k)
-                    .and_then(|v| v.extract())
-                    .unwrap_or_else(|e| vec![format!("unreadable {k}: {e}")])
-            };
-            done.housekeeping_failures = list("housekeeping_failures");
             match r.get_item("raw_figures").and_then(|v| raw_figures(&v)) {
                 Ok(raw) => figures.raw = raw,
                 Err(e) => done
                     .housekeeping_failures
                     .push(format!("unreadable raw figures: {e}")),
             }
-            done.state_changes = list("state_changes");
             match serde_json::from_str::<JobDetails>(&s("details")) {
                 Ok(details) => {
                     done.error = details.error;
