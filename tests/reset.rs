@@ -184,6 +184,45 @@ plt.savefig(OUT)
 }
 
 #[test]
+fn a_reset_that_never_ends_keeps_the_jobs_result_and_replaces_the_worker() {
+    let exec = executor();
+    // The generator's `finally` loops forever, and only the reset's collection (after
+    // the answer) reaches it: the job's figure stands, the worker is killed after the
+    // job's deadline and the next job runs on a new one.
+    let odd = r#"
+def spin():
+    try:
+        yield
+    finally:
+        while True:
+            pass
+g = spin()
+next(g)
+loop = [g]
+loop.append(loop)
+plt.plot([1, 2])
+plt.savefig(OUT)
+"#;
+    let first = exec
+        .run(Job::new(odd).timeout(std::time::Duration::from_secs(3)))
+        .expect("infrastructure");
+    common::expect_ok(&first);
+    let retired = first.retired.as_ref().expect("the worker was retired");
+    assert_eq!(retired.reason, RetireReason::ResetFailed);
+    assert!(
+        retired.detail.contains("did not finish"),
+        "{}",
+        retired.detail
+    );
+    let second = exec.run(Job::new(ORDINARY)).expect("infrastructure");
+    common::expect_ok(&second);
+    assert_ne!(
+        first.worker.as_ref().unwrap().pid,
+        second.worker.as_ref().unwrap().pid
+    );
+}
+
+#[test]
 fn the_job_quota_is_reported_as_a_retirement() {
     let exec = common::builder()
         .workers(1)

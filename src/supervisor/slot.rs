@@ -596,7 +596,8 @@ impl Slot {
         if answered && !single_job {
             if let Some(w) = slot_worker.as_mut().filter(|w| w.pid() == info_pid) {
                 let deadline = (exec_start + job.timeout).max(Instant::now() + RESET_GRACE);
-                match wait_reset(w, job.job_id, deadline) {
+                let closed = || self.shared.queue.is_closed();
+                match wait_reset(w, job.job_id, deadline, &closed) {
                     Ok(reset) => {
                         outcome.retired = outcome.retired.take().or_else(|| {
                             retirement(&reset.housekeeping_failures, &reset.state_changes)
@@ -699,19 +700,28 @@ fn retirement(failures: &[String], state_changes: &[String]) -> Option<Retiremen
 }
 
 /// The worker's report of its between-job reset for `job_id`; why there is none by
-/// `deadline` otherwise.
+/// `deadline` (or once the pool is shutting down) otherwise.
 fn wait_reset(
     worker: &WorkerProcess,
     job_id: u64,
     deadline: Instant,
+    closed: &dyn Fn() -> bool,
 ) -> std::result::Result<protocol::ResetMsg, String> {
-    match worker.recv_msg(deadline) {
-        Ok(WorkerMsg::Reset(reset)) if reset.job_id == job_id => Ok(reset),
-        Ok(_) => Err("the worker sent something else than its between-job reset".into()),
-        Err(RecvError::Timeout) => Err("the between-job reset did not finish in time".into()),
-        Err(RecvError::Closed(why)) => Err(format!(
-            "the worker ended during its between-job reset: {why}"
-        )),
+    loop {
+        let tick = (Instant::now() + IDLE_TICK).min(deadline);
+        match worker.recv_msg(tick) {
+            Ok(WorkerMsg::Reset(reset)) if reset.job_id == job_id => return Ok(reset),
+            Ok(_) => return Err("the worker sent something else than its between-job reset".into()),
+            Err(RecvError::Timeout) if Instant::now() < deadline && !closed() => continue,
+            Err(RecvError::Timeout) => {
+                return Err("the between-job reset did not finish in time".into())
+            }
+            Err(RecvError::Closed(why)) => {
+                return Err(format!(
+                    "the worker ended during its between-job reset: {why}"
+                ))
+            }
+        }
     }
 }
 
