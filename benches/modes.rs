@@ -28,7 +28,7 @@
 use std::time::{Duration, Instant};
 
 use pyward::ndarray::Array1;
-use pyward::{Executor, Isolation, Job, Outcome, PngEncoder, SharedArray};
+use pyward::{Executor, ExecutorBuilder, Isolation, Job, Outcome, PngEncoder, SharedArray};
 
 #[path = "common/report.rs"]
 mod report;
@@ -41,13 +41,18 @@ const REDUCE_NPY: &str =
     "A = np.load(srcpath('a.npy'))\nm = float(A.mean())\nplt.plot([0.0, m]); plt.savefig(OUT)\n";
 
 fn executor(isolation: Isolation) -> Executor {
-    Executor::builder()
-        .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
-        .workers(1)
-        .isolation(isolation)
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("executor")
+    pool_with(|b| b.isolation(isolation).timeout(Duration::from_secs(30)))
+}
+
+/// A one-worker pool of the worker cargo built, configured by `configure`.
+fn pool_with(configure: impl FnOnce(ExecutorBuilder) -> ExecutorBuilder) -> Executor {
+    configure(
+        Executor::builder()
+            .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+            .workers(1),
+    )
+    .build()
+    .expect("executor")
 }
 
 fn run_ok(exec: &Executor, job: Job) -> Outcome {
@@ -323,18 +328,6 @@ fn interleaved(
         let ratio = rep.ratio(section, workload, a_name, b_name);
         println!("  {a_name} / {b_name}: {ratio:.3}x");
     }
-}
-
-fn pool_with(
-    configure: impl FnOnce(pyward::ExecutorBuilder) -> pyward::ExecutorBuilder,
-) -> Executor {
-    configure(
-        Executor::builder()
-            .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
-            .workers(1),
-    )
-    .build()
-    .expect("executor")
 }
 
 /// Who encodes the PNG: the host (`PngEncoder::Host`, the default) against matplotlib

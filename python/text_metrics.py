@@ -88,6 +88,11 @@ def _check_layout_uses_font_for_tables_only(layout):
         raise RuntimeError('Text._get_layout uses its font for more than metric tables')
 
 
+def _frozen(table):
+    """A read-only view of one metric table (its values are numbers, tuples, bytes)."""
+    return None if table is None else types.MappingProxyType(dict(table))
+
+
 class _FontTables:
     """Stands in for an `FT2Font` in `Text._get_layout`: its metric tables, each read
     handing out a fresh copy (as `FT2Font.get_sfnt_table` does)."""
@@ -146,7 +151,7 @@ def install(dpis=(100.0,)):
             continue
         font = stock_get_font(entry.fname)
         tables[(entry.fname, 0)] = types.MappingProxyType(
-            {name: font.get_sfnt_table(name) for name in _TABLE_NAMES})
+            {name: _frozen(font.get_sfnt_table(name)) for name in _TABLE_NAMES})
     frozen_sizes = types.MappingProxyType(sizes)
     frozen_tables = types.MappingProxyType(tables)
 
