@@ -525,6 +525,13 @@ fn doctor() -> u8 {
         None => println!("render-once savefig: on"),
         Some(why) => println!("render-once savefig: off, stock savefig kept ({why})"),
     }
+    match &executor.warmup().text_metrics_off {
+        None => println!(
+            "frozen text metrics: {} sizes and every font's tables",
+            executor.warmup().text_metrics
+        ),
+        Some(why) => println!("frozen text metrics: off, stock measuring kept ({why})"),
+    }
     let mut failed = false;
     for module in executor.policy().allowed_imports() {
         let job = Job::new(format!("import {module}\nprint('ok')\n")).out_name("none.txt");
