@@ -14,7 +14,6 @@
 //!   announcement, `GET`, against `Executor::run` on the same job; medians and their
 //!   difference.
 
-use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -24,6 +23,8 @@ use serde_json::json;
 
 #[path = "common/processes.rs"]
 mod processes;
+#[path = "../tests/common/redis_server.rs"]
+mod redis_server;
 #[path = "common/report.rs"]
 mod report;
 
@@ -32,43 +33,6 @@ use processes::{release_binary, Killed};
 const TYPICAL: &str = include_str!("../tests/data/figures/02_typical_line_scatter_legend.py");
 const NO_FIGURE: &str = "np.savetxt(OUT, [1.0])\n";
 const TOTAL_WORKERS: usize = 6;
-
-fn start_redis(dir: &std::path::Path) -> (Killed, String) {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new("redis-server")
-        .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
-        .arg("--dir")
-        .arg(dir)
-        .args([
-            "--appendonly",
-            "yes",
-            "--appendfsync",
-            "everysec",
-            "--save",
-            "",
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("redis-server on the PATH (make bench installs it)");
-    let url = format!("redis://127.0.0.1:{port}");
-    let started = Instant::now();
-    while redis::Client::open(url.as_str())
-        .unwrap()
-        .get_connection()
-        .is_err()
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "redis-server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (Killed(child), url)
-}
 
 fn request(code: &str, out: &str) -> String {
     json!({"code": code, "options": {"out_name": out}}).to_string()
@@ -113,12 +77,9 @@ fn main() {
     }
     let quick = std::env::args().any(|a| a == "--test");
     let mut rep = report::Report::new("queue", "cargo bench --bench queue");
-    let dir = tempfile::tempdir().unwrap();
-    let (_redis, url) = start_redis(dir.path());
-    let mut con = redis::Client::open(url.as_str())
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let redis = redis_server::Redis::start(redis_server::Fsync::EverySec);
+    let url = redis.url();
+    let mut con = redis.connect().unwrap();
     let jobs = if quick {
         12
     } else {

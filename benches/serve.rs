@@ -140,12 +140,6 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn percentile(samples: &[Duration], p: f64) -> f64 {
-    let mut ms: Vec<f64> = samples.iter().map(|d| report::ms(*d)).collect();
-    ms.sort_by(f64::total_cmp);
-    ms[((ms.len() - 1) as f64 * p).round() as usize]
-}
-
 /// The server's resident set (KiB) and open descriptors.
 fn footprint(pid: u32) -> (u64, usize) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -292,7 +286,10 @@ fn overload(rep: &mut report::Report, capacity: f64, unloaded: &[Duration], quic
         .map(|(_, d)| *d)
         .collect();
     let other = results.len() - count(200) - count(429) - count(503);
-    let (p99_loaded, p99_unloaded) = (percentile(&ok, 0.99), percentile(unloaded, 0.99));
+    let (p99_loaded, p99_unloaded) = (
+        report::stats::percentile_ms(&ok, 0.99),
+        report::stats::percentile_ms(unloaded, 0.99),
+    );
     println!(
         "  {} requests: 200 {}, 429 {}, 503 {}, other or hung {other}; answers with another request's output {mismatched}",
         results.len(),

@@ -114,6 +114,14 @@ pub struct Config {
     pub(crate) scratch_files: u64,
 }
 
+impl Config {
+    /// Each worker serves one job and is killed after it (`Isolation::Fresh`, or a
+    /// one-shot pool): no between-job reset, no state check, nothing kept for a next job.
+    pub(crate) fn single_job(&self) -> bool {
+        self.isolation == crate::Isolation::Fresh || self.one_shot
+    }
+}
+
 /// Builds an [`Executor`](crate::Executor); `build()` starts and warms the pool.
 ///
 /// ```no_run

@@ -197,7 +197,8 @@ pub struct TimingsMs {
     pub pool_warmup: Option<f64>,
 }
 
-fn ms(d: Duration) -> f64 {
+/// Milliseconds at microsecond resolution, as the report's `timings_ms` carry them.
+pub fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
 }
 

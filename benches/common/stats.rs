@@ -32,15 +32,31 @@ impl Summary {
         }
         let mut v = samples.to_vec();
         v.sort();
-        let rank = ((v.len() as f64 * 0.95).ceil() as usize).clamp(1, v.len());
         Summary {
             n: v.len(),
             median_ms: ms(v[v.len() / 2]),
-            p95_ms: ms(v[rank - 1]),
+            p95_ms: ms(nearest_rank(&v, 0.95)),
             min_ms: ms(v[0]),
             max_ms: ms(v[v.len() - 1]),
         }
     }
+}
+
+/// The `p` quantile (0 < p <= 1) of `samples` in milliseconds, nearest rank; 0 when
+/// there are none.
+pub fn percentile_ms(samples: &[Duration], p: f64) -> f64 {
+    let mut v = samples.to_vec();
+    v.sort();
+    if v.is_empty() {
+        return 0.0;
+    }
+    ms(nearest_rank(&v, p))
+}
+
+/// The nearest-rank `p` quantile of sorted, non-empty `v`.
+fn nearest_rank(v: &[Duration], p: f64) -> Duration {
+    let rank = ((v.len() as f64 * p).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
 }
 
 /// A duration in milliseconds.

@@ -5,113 +5,21 @@
 
 #[path = "../../tests/common/processes.rs"]
 mod processes;
+#[path = "../../tests/common/redis_server.rs"]
+mod redis_server;
 #[path = "../../tests/common/schema.rs"]
 mod schema;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use processes::wait_until;
+use redis_server::{Fsync, Redis};
 use schema::assert_valid_report;
 use serde_json::{json, Value};
-
-/// A `redis-server` of this test's own.
-struct Redis {
-    child: Option<Child>,
-    port: u16,
-    dir: tempfile::TempDir,
-}
-
-impl Redis {
-    fn start() -> Redis {
-        let mut redis = Redis {
-            child: None,
-            port: 0,
-            dir: tempfile::tempdir().unwrap(),
-        };
-        // A port picked free can be taken before redis-server binds it: pick again.
-        for _ in 0..5 {
-            redis.port = TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
-            match redis.launch() {
-                Ok(()) => return redis,
-                Err(e) => eprintln!("{e}; trying another port"),
-            }
-        }
-        panic!("redis-server did not start on any of 5 ports");
-    }
-
-    /// Starts redis-server on `self.port` and waits until it is the server answering
-    /// there (not another test's, which a taken port would reach).
-    fn launch(&mut self) -> Result<(), String> {
-        let program = std::env::var("PYWARD_REDIS_SERVER").unwrap_or("redis-server".into());
-        let child = Command::new(&program)
-            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
-            .arg("--dir")
-            .arg(self.dir.path())
-            .args(["--appendonly", "yes", "--appendfsync", "always", "--save", ""])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!("{program}: {e} (`make test` installs redis-server; or set PYWARD_REDIS_SERVER)")
-            });
-        let pid = child.id();
-        self.child = Some(child);
-        if wait_until(Duration::from_secs(10), || self.server_pid() == Some(pid)) {
-            return Ok(());
-        }
-        let answering = self.server_pid();
-        self.kill();
-        Err(format!(
-            "redis-server {pid} did not start on port {} (answering: {answering:?})",
-            self.port
-        ))
-    }
-
-    /// The pid of the server answering on this port.
-    fn server_pid(&self) -> Option<u32> {
-        let info: String = redis::cmd("INFO")
-            .arg("server")
-            .query(&mut self.connect().ok()?)
-            .ok()?;
-        info.lines()
-            .find_map(|l| l.strip_prefix("process_id:"))
-            .and_then(|p| p.trim().parse().ok())
-    }
-
-    /// Stops the server (SIGKILL: nothing but the append-only file survives).
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    fn connect(&self) -> redis::RedisResult<redis::Connection> {
-        redis::Client::open(self.url())?.get_connection()
-    }
-
-    fn cmd<T: redis::FromRedisValue>(&self, cmd: &mut redis::Cmd) -> T {
-        cmd.query(&mut self.connect().unwrap()).unwrap()
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
 
 /// A `pyward serve --queue` process.
 struct Consumer {
@@ -287,7 +195,7 @@ fn assert_each_answered_once(redis: &Redis, stream: &str, ids: &[String], consum
 
 #[test]
 fn many_producers_three_consumers_one_killed_every_job_answered_once() {
-    let redis = Redis::start();
+    let redis = Redis::start(Fsync::Always);
     let dir = tempfile::tempdir().unwrap();
     let stream = "load";
     let mut consumers: Vec<Consumer> = (1..=3)
@@ -339,7 +247,7 @@ fn many_producers_three_consumers_one_killed_every_job_answered_once() {
 
 #[test]
 fn a_job_whose_consumers_keep_dying_is_dead_lettered_and_answered() {
-    let redis = Redis::start();
+    let redis = Redis::start(Fsync::Always);
     let dir = tempfile::tempdir().unwrap();
     let stream = "poison";
     let mut con = redis.connect().unwrap();
@@ -439,7 +347,7 @@ fn a_job_whose_consumers_keep_dying_is_dead_lettered_and_answered() {
 
 #[test]
 fn redis_restarted_mid_run_loses_nothing_and_answers_once() {
-    let mut redis = Redis::start();
+    let mut redis = Redis::start(Fsync::Always);
     let dir = tempfile::tempdir().unwrap();
     let stream = "restart";
     let mut con = redis.connect().unwrap();

@@ -676,7 +676,7 @@ pub(crate) fn init_msg(
         zygote,
         prewarm: config.isolation == crate::Isolation::Fresh,
         warm_up_code: config.warm_up_code.clone(),
-        single_job: config.isolation == crate::Isolation::Fresh || config.one_shot,
+        single_job: config.single_job(),
     }))
 }
 

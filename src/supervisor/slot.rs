@@ -186,7 +186,7 @@ impl Slot {
             return;
         }
         let config = &self.shared.config;
-        let fresh = config.isolation == Isolation::Fresh || config.one_shot;
+        let fresh = config.single_job();
         self.gauge().set_busy(true);
         let result = self.serve(worker, *entry.job, reply.ticket());
         self.gauge().set_busy(false);
@@ -591,9 +591,7 @@ impl Slot {
         // The worker resets itself after answering (while the figures were encoded and
         // checked above); it gets no job before its report. A worker for one job has
         // no next job and sends none.
-        let single_job =
-            self.shared.config.isolation == Isolation::Fresh || self.shared.config.one_shot;
-        if answered && !single_job {
+        if answered && !self.shared.config.single_job() {
             if let Some(w) = slot_worker.as_mut().filter(|w| w.pid() == info_pid) {
                 let deadline = (exec_start + job.timeout).max(Instant::now() + RESET_GRACE);
                 let closed = || self.shared.queue.is_closed();

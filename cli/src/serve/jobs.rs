@@ -15,7 +15,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use base64::Engine as _;
-use pyward::report::Report;
+use pyward::report::{ms, Report};
 use pyward::{gate, Attempt, Executor, Job, Outcome, SharedArray};
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -231,11 +231,6 @@ impl Drop for Abandoned<'_> {
             );
         }
     }
-}
-
-/// Milliseconds, microsecond resolution (as in the report's `timings_ms`).
-fn ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1e6).round() / 1e3
 }
 
 /// One structured line per job: never its code or inputs.
