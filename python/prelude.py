@@ -883,7 +883,9 @@ def _restore_warnings():
 def _collect_garbage():
     """Frees what the job made, now rather than during the next job: a generator left
     suspended inside `with plt.style.context(...)` (or any `finally`) in a reference
-    cycle would otherwise run its exit code in the middle of another job."""
+    cycle would otherwise run its exit code in the middle of another job. It runs after
+    the figures are closed, so that their reference cycles go too: left to the next
+    job's automatic collections, a heavy figure's (800 bars) cost that job 25-50 ms."""
     import gc
     gc.collect()
 
@@ -901,10 +903,10 @@ def _restore_cwd():
     os.chdir(_TMP)
 
 
-# Run in this order after every job; the state guard's check follows (see run_job).
+# Run in this order after every job; the state guard's check follows (see reset_after_job).
 _HOUSEKEEPING = [
-    ('collect garbage', _collect_garbage),
     ('close figures', _close_figures),
+    ('collect garbage', _collect_garbage),
     ('restore rcParams', _restore_rc),
     ('restore warning filters', _restore_warnings),
     ('restore working directory', _restore_cwd),
