@@ -1,8 +1,10 @@
 //! Bounded property tests of the gate: arbitrary bytes and mutated Python never panic,
-//! never hang, and always give a verdict or a bad-input reason.
+//! never hang, and always give a verdict or a bad-input reason. The gate turns its own
+//! panics into `BadInput::Internal` (it fails closed), so "never panics" is asserted as
+//! "never answers Internal".
 
 use proptest::prelude::*;
-use pyward::gate::{self, Policy};
+use pyward::gate::{self, BadInput, Policy};
 
 const SEEDS: &[&str] = &[
     include_str!("data/realistic_200.py"),
@@ -68,6 +70,16 @@ const TOKENS: &[&str] = &[
     "\0",
 ];
 
+/// Fails the case when the gate's answer is its own failure (a panic it caught).
+fn no_internal_failure<T>(answer: &Result<T, BadInput>) -> Result<(), TestCaseError> {
+    if let Err(e @ BadInput::Internal { .. }) = answer {
+        return Err(TestCaseError::fail(format!(
+            "the gate failed internally: {e:?}"
+        )));
+    }
+    Ok(())
+}
+
 fn mutate(seed: &str, edits: &[(usize, usize, usize)]) -> String {
     let mut s: Vec<char> = seed.chars().collect();
     for &(pos, tok, cut) in edits {
@@ -102,14 +114,13 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
-        let p = Policy::figures();
-        let _ = gate::check_bytes(&bytes, &p);
+        no_internal_failure(&gate::check_bytes(&bytes, &Policy::figures()))?;
     }
 
     #[test]
     fn arbitrary_strings_never_panic(s in "\\PC{0,400}") {
-        let _ = gate::check(&s, &Policy::figures());
-        let _ = gate::check(&s, &Policy::gate_disabled_for_testing());
+        no_internal_failure(&gate::check(&s, &Policy::figures()))?;
+        no_internal_failure(&gate::check(&s, &Policy::gate_disabled_for_testing()))?;
     }
 
     #[test]
@@ -119,7 +130,9 @@ proptest! {
     ) {
         let src = mutate(SEEDS[seed], &edits);
         let p = Policy::figures();
-        match gate::check(&src, &p) {
+        let answer = gate::check(&src, &p);
+        no_internal_failure(&answer)?;
+        match answer {
             Ok(v) => {
                 for x in &v.violations {
                     prop_assert!(x.line >= 1 && x.col >= 1);
