@@ -1,4 +1,4 @@
-//! The per-job options of issue 6, each against its baseline, side by side in one run:
+//! The per-job options, each against its baseline, side by side in one run:
 //!
 //! - **isolation**: the typical figure (the corpus's `02_typical_line_scatter_legend.py`)
 //!   with `Isolation::Fresh` (every job in a process forked for it, discarded after) vs

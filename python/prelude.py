@@ -37,6 +37,7 @@ _WARM_CONTEXT = None  # context variables as warm-up left them
 _WARM_DECIMAL = None  # the decimal Context warm-up left, copied for each job
 _REAL_IMPORT = builtins.__import__
 _MSG_CAP = 2000
+_JOB_STDERR_CAP = 16384  # bytes of a job's stderr sent to the host, whose failures quote its tail
 
 
 # --- module access ----------------------------------------------------------------------
@@ -760,7 +761,8 @@ def rebind(src, out, tmp, home):
 # --- one job ----------------------------------------------------------------------------
 
 class _CappedText(io.TextIOBase):
-    """A text sink that keeps the first `cap` characters and counts the rest."""
+    """A text sink that keeps the first `cap` bytes (UTF-8, whole characters only) and
+    counts the bytes of the rest: the caps the host documents are in bytes."""
 
     def __init__(self, cap):
         self._parts = []
@@ -773,15 +775,22 @@ class _CappedText(io.TextIOBase):
     def write(self, s):
         if not isinstance(s, str):
             raise TypeError(f"write() argument must be str, not {type(s).__name__}")
-        n = len(s)
-        if self._left > 0:
-            kept = s[:self._left]
+        # Lone surrogates (which UTF-8 cannot carry) count as the '?' they become.
+        data = None if s.isascii() else s.encode('utf-8', 'replace')
+        size = len(s) if data is None else len(data)
+        if size <= self._left:
+            self._parts.append(s)
+            self._left -= size
+        elif self._left > 0:
+            kept = (s[:self._left] if data is None
+                    else data[:self._left].decode('utf-8', 'ignore'))
+            kept_size = len(kept) if data is None else len(kept.encode('utf-8', 'replace'))
             self._parts.append(kept)
-            self._left -= len(kept)
-            self.dropped += n - len(kept)
+            self._left = 0
+            self.dropped += size - kept_size
         else:
-            self.dropped += n
-        return n
+            self.dropped += size
+        return len(s)
 
     def getvalue(self):
         return ''.join(self._parts)
@@ -949,7 +958,7 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
     job_globals.update(_INJECTED)
     if arrays:
         job_globals.update(arrays)  # names checked by the supervisor: no clash
-    out, err = _CappedText(stdout_cap), _CappedText(16384)
+    out, err = _CappedText(stdout_cap), _CappedText(_JOB_STDERR_CAP)
     saved_streams = sys.stdout, sys.stderr
     error = None
     os.chdir(_TMP)

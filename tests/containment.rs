@@ -1,4 +1,4 @@
-//! Containment: each runtime layer holds by itself (issue 4).
+//! Containment: each runtime layer holds by itself.
 //!
 //! Every attack runs twice, each time on a pool of its own:
 //!
@@ -952,7 +952,7 @@ fn run_suite(ctx: &Ctx, attacks: &[Attack], gate_on: bool) -> Vec<Run> {
     runs
 }
 
-/// The proof of issue 4: with the gate off each attack fails inside the worker, at the
+/// The containment proof: with the gate off each attack fails inside the worker, at the
 /// layer the table says, its canary is absent and the pool serves the next job; with
 /// the gate on, the table records which layer stops the attack as a model writes it.
 #[test]

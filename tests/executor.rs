@@ -375,6 +375,21 @@ fn stdout_is_capped_and_the_host_stays_flat() {
 }
 
 #[test]
+fn the_stdout_cap_counts_bytes_and_keeps_whole_characters() {
+    let exec = builder().stdout_cap(1001).build().unwrap();
+    // 'é' is two bytes in UTF-8: 500 of them fill 1000 bytes, the 501st would not fit.
+    let outcome = exec
+        .run(Job::new(
+            "print('é' * 2000)
+plt.plot([1]); plt.savefig(OUT)",
+        ))
+        .unwrap();
+    expect_ok(&outcome);
+    assert_eq!(outcome.stdout, "é".repeat(500));
+    assert_eq!(outcome.stdout_dropped, 2 * 2000 + 1 - 1000);
+}
+
+#[test]
 fn workers_are_recycled_after_max_jobs() {
     let exec = builder().max_jobs_per_worker(2).build().unwrap();
     let pids: Vec<u32> = (0..5)

@@ -249,7 +249,8 @@ const ALLOW_ARCH: &[Syscall] = &[];
 /// Refused with `EPERM` on every supported architecture.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 const DENY_COMMON: &[Syscall] = sys![
-    // network: no sockets at all (the supervisor talks over inherited pipes)
+    // network: no new sockets at all (the supervisor talks over the socket the worker
+    // was started with)
     SYS_socket,
     SYS_socketpair,
     SYS_connect,
