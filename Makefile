@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 # pyo3 and build.rs embed the virtualenv's interpreter.
 export PYO3_PYTHON := $(abspath $(PY))
 
-.PHONY: venv build demo test lint bench profile soak fuzz-api redis-server clean
+.PHONY: venv build demo test lint arch bench profile soak fuzz-api redis-server clean
 
 $(VENV)/.installed: python/requirements.txt
 	@$(PYTHON) -c 'import sysconfig, sys; sys.exit(0 if sysconfig.get_config_var("Py_ENABLE_SHARED") else "pyward needs a Python built with --enable-shared (libpython)")'
@@ -38,6 +38,12 @@ test: venv redis-server
 lint: venv
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	$(MAKE) arch
+
+# The module graph: no cycle between modules, no arrow up the library's layers
+# (tests/architecture.rs reads the sources; the layers are listed there).
+arch: venv
+	cargo test --test architecture
 
 # Every bench in sequence, then the report (docs/bench/REPORT.md and chart.png, the chart
 # drawn by a pyward job). About 5-10 minutes on 2 cores. A quick trial:

@@ -73,7 +73,7 @@
 #![allow(clippy::result_large_err)]
 
 mod array;
-mod config;
+mod digest;
 mod encode;
 mod error;
 mod fdpass;
@@ -95,7 +95,6 @@ pub mod worker;
 mod workspace;
 
 pub use array::{ArrayElement, SharedArray};
-pub use config::{Backpressure, ExecutorBuilder, Isolation, MemoryGrowthLimit, PngEncoder};
 pub use error::{Error, Result};
 pub use job::{Job, Source};
 /// The `ndarray` version [`Job::with_array`] accepts (re-exported from the `numpy` crate).
@@ -107,6 +106,7 @@ pub use outcome::{
 pub use python_env::{PythonEnv, PYTHON_ENV_VAR};
 pub use repair::{Attempt, Feedback, Repaired};
 pub use supervisor::{
-    Birth, CancelHandle, Executor, JobFuture, MemoryPressure, MemoryUsage, PoolStats, PoolWarmup,
+    Backpressure, Birth, CancelHandle, Executor, ExecutorBuilder, Isolation, JobFuture,
+    MemoryGrowthLimit, MemoryPressure, MemoryUsage, PngEncoder, PoolStats, PoolWarmup,
     RetiredCounts, WorkerStats, ZygoteStats,
 };

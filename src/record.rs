@@ -9,7 +9,7 @@
 //! place, so a crash never leaves a half-written record. It never contains the host's
 //! environment.
 
-use crate::config::PngEncoder;
+use crate::supervisor::PngEncoder;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -17,9 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::array::SharedArray;
+pub use crate::digest::sha256_hex;
 use crate::gate::Policy;
 use crate::job::{Job, Source};
 use crate::repair::Attempt;
@@ -159,14 +159,6 @@ pub struct ArtifactRecord {
     pub bytes: u64,
     /// Hex sha256 of the contents.
     pub sha256: String,
-}
-
-/// Hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// Writes run records under one directory.

@@ -12,13 +12,13 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
+use crate::digest::sha256_hex;
 use crate::error::Error;
 use crate::figure::FigureSummary;
 use crate::gate::{BadInput, Verdict, Violation};
 use crate::outcome::{
     Artifact, JobFailure, Outcome, PythonError, Retirement, WorkerExit, WorkerInfo,
 };
-use crate::record::sha256_hex;
 use crate::sandbox::ScratchLimit;
 
 /// The JSON Schema (draft 2020-12) every serialized [`Report`] validates against.

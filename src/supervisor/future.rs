@@ -5,12 +5,11 @@ use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use super::queue::{Entry, JobQueue, PushError};
-use super::slot::Queued;
+use super::config::Backpressure;
+use super::queue::{cancelled_before_start, Entry, JobQueue, PushError, Queued};
 use super::ticket::{Reply, Ticket};
-use crate::config::Backpressure;
 use crate::error::{Error, Result};
-use crate::outcome::{JobFailure, Outcome};
+use crate::outcome::Outcome;
 
 /// The outcome of one job, as a future ([`Executor::run_async`](crate::Executor::run_async)).
 ///
@@ -82,18 +81,6 @@ impl CancelHandle {
             shared.cancel();
         }
     }
-}
-
-/// The outcome of a job cancelled before a worker took it.
-pub(super) fn cancelled_before_start(job: &Queued) -> Outcome {
-    let waited = job.submitted.elapsed();
-    let timings = crate::Timings {
-        gate: job.gate_time,
-        queue: waited.saturating_sub(job.gate_time),
-        total: waited,
-        ..crate::Timings::default()
-    };
-    Outcome::not_run(JobFailure::Cancelled, timings, job.seed, job.gate_enabled)
 }
 
 impl JobFuture {

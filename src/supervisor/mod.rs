@@ -1,8 +1,10 @@
 //! The supervisor: owns the pool of warm workers, the bounded job queue, and the path
 //! of a job from `run` to its outcome.
 
+mod config;
 mod font_cache;
 mod future;
+mod launch;
 mod pressure;
 mod process;
 mod queue;
@@ -21,17 +23,18 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::config::{Config, ExecutorBuilder};
 use crate::error::{Error, Result};
 use crate::gate;
 use crate::job::Job;
 use crate::outcome::{JobFailure, Outcome, Timings};
 use crate::workspace::SlotDirs;
+use config::Config;
+pub use config::{Backpressure, ExecutorBuilder, Isolation, MemoryGrowthLimit, PngEncoder};
 pub use future::{CancelHandle, JobFuture};
 pub use pressure::MemoryPressure;
 use pressure::PressureGauge;
-use queue::JobQueue;
-use slot::{Queued, Slot};
+use queue::{JobQueue, Queued};
+use slot::Slot;
 pub use stats::{Birth, MemoryUsage, PoolStats, RetiredCounts, WorkerStats, ZygoteStats};
 use stats::{Counters, SlotGauge};
 use zygote::ZygoteCell;
@@ -118,7 +121,7 @@ impl Executor {
     pub(crate) fn start(config: Config) -> Result<Executor> {
         let started = Instant::now();
         let mut config = config;
-        let program = process::locate_worker(&config)?;
+        let program = launch::locate_worker(&config)?;
         // Resolved once: every start-up message names the program really used.
         config.worker_program = Some(program.clone());
         let mut tmp = tempfile::Builder::new();

@@ -7,13 +7,47 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::slot::Queued;
 use super::ticket::Reply;
+use crate::outcome::{JobFailure, Outcome, Timings};
+use crate::validate::Validator;
+
+/// A job that passed the gate, waiting in the queue.
+pub(crate) struct Queued {
+    pub job_id: u64,
+    pub code: String,
+    pub sources: Vec<crate::job::Source>,
+    pub timeout: Duration,
+    pub memory_bytes: u64,
+    pub seed: u64,
+    pub out_name: String,
+    pub required: Vec<String>,
+    pub submitted: Instant,
+    pub gate_time: Duration,
+    pub gate_enabled: bool,
+    pub validators: Vec<Arc<dyn Validator>>,
+    pub blank_check: bool,
+    pub figures_in_memory: bool,
+    pub describe_figures: bool,
+    pub arrays: Vec<(String, crate::SharedArray)>,
+}
+
+/// The outcome of a job cancelled before a worker took it.
+pub(crate) fn cancelled_before_start(job: &Queued) -> Outcome {
+    let waited = job.submitted.elapsed();
+    let timings = Timings {
+        gate: job.gate_time,
+        queue: waited.saturating_sub(job.gate_time),
+        total: waited,
+        ..Timings::default()
+    };
+    Outcome::not_run(JobFailure::Cancelled, timings, job.seed, job.gate_enabled)
+}
 
 /// A queued job with the reply its outcome goes to.
 pub(crate) struct Entry {

@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 
-use super::queue::{Entry, Pop};
+use super::config::{Isolation, MemoryGrowthLimit, PngEncoder};
+use super::queue::{cancelled_before_start, Entry, Pop, Queued};
 use super::stats::{Counters, MemoryUsage};
 use super::stopped;
 use super::ticket::Ticket;
 use super::Shared;
-use crate::config::{Isolation, MemoryGrowthLimit, PngEncoder};
 use crate::encode;
 use crate::error::{Error, Result};
 use crate::figure::FigureNotes;
@@ -25,7 +25,8 @@ use crate::outcome::{
 };
 use crate::protocol::{self, HostMsg, RunMsg, WorkerMsg};
 use crate::sandbox::ScratchLimit;
-use crate::supervisor::process::{describe_exit, MemoryRead, RecvError, WorkerProcess};
+use crate::supervisor::launch::describe_exit;
+use crate::supervisor::process::{MemoryRead, RecvError, WorkerProcess};
 use crate::validate::{self, NotBlank, ValidationContext, Validator};
 use crate::workspace::{self, SlotDirs};
 
@@ -56,26 +57,6 @@ const STACK_DUMP_WAIT: Duration = Duration::from_millis(250);
 
 /// Extra time for a finished job's artifacts to arrive after its answer.
 const ARTIFACT_GRACE: Duration = Duration::from_secs(5);
-
-/// A job that passed the gate, waiting in the queue.
-pub(crate) struct Queued {
-    pub job_id: u64,
-    pub code: String,
-    pub sources: Vec<crate::job::Source>,
-    pub timeout: Duration,
-    pub memory_bytes: u64,
-    pub seed: u64,
-    pub out_name: String,
-    pub required: Vec<String>,
-    pub submitted: Instant,
-    pub gate_time: Duration,
-    pub gate_enabled: bool,
-    pub validators: Vec<Arc<dyn Validator>>,
-    pub blank_check: bool,
-    pub figures_in_memory: bool,
-    pub describe_figures: bool,
-    pub arrays: Vec<(String, crate::SharedArray)>,
-}
 
 /// Everything a slot thread needs.
 pub(crate) struct Slot {
@@ -182,7 +163,7 @@ impl Slot {
         let reply = entry.reply;
         if reply.ticket().is_cancelled() {
             // Cancelled between leaving the queue and now: nothing ran.
-            reply.send(Ok(super::future::cancelled_before_start(&entry.job)));
+            reply.send(Ok(cancelled_before_start(&entry.job)));
             return;
         }
         let config = &self.shared.config;

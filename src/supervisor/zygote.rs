@@ -56,11 +56,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::config::Config;
+use super::config::Config;
 use crate::error::{Error, Result};
 use crate::protocol::{self, WorkerMsg, ZygoteReply, ZygoteRequest, PROTOCOL_VERSION};
-use crate::supervisor::process::{
-    describe_exit, init_msg, spawn_stderr_drain, startup_error, worker_command,
+use crate::supervisor::launch::{
+    describe_exit, init_msg, kill_group, spawn_stderr_drain, startup_error, worker_command,
 };
 use crate::supervisor::stats::{MemoryUsage, ZygoteStats};
 use crate::workspace::SlotDirs;
@@ -362,11 +362,9 @@ impl Zygote {
 
     /// Kills the zygote's process group and reaps it; returns how it ended.
     fn kill(mut self) -> Option<std::process::ExitStatus> {
-        // SAFETY: kill(2) of the zygote's own process group (spawned with
-        // process_group(0)); it is ours until reaped below.
-        unsafe {
-            libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
-        }
+        // The zygote's own process group (spawned with process_group(0)), ours until
+        // reaped below.
+        kill_group(self.child.id());
         let status = self.child.wait().ok();
         self.finish();
         status

@@ -19,6 +19,8 @@ mod probes;
 mod problem;
 mod queue;
 mod queued;
+mod request;
+mod schemas;
 mod state;
 
 use std::net::SocketAddr;
@@ -344,7 +346,7 @@ async fn refuse_announced_oversize(
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     match announced {
         Some(n) if n > app.limits.max_body as u64 => {
-            jobs::body_too_large(&app.limits).into_response()
+            request::body_too_large(&app.limits).into_response()
         }
         _ => next.run(request).await,
     }

@@ -2,48 +2,16 @@
 //! annotations (utoipa), with the report's schema taken from the library's published
 //! JSON Schema — the same one every report is tested against — so neither can drift.
 
-use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{RefOr, Schema};
 use utoipa::{Modify, OpenApi};
 
-use super::jobs::{CheckRequest, JobForm, JobOptions, JobRequest};
 use super::problem::Problem;
 use super::queued::Pending;
-
-/// Stands for [`pyward::report::Report`] in the generated document; replaced there by
-/// [`pyward::report::JSON_SCHEMA`].
-pub struct Report;
-
-impl utoipa::PartialSchema for Report {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new().into()
-    }
-}
-
-impl utoipa::ToSchema for Report {
-    fn name() -> Cow<'static, str> {
-        "Report".into()
-    }
-}
-
-/// A PNG's bytes.
-pub struct Png;
-
-impl utoipa::PartialSchema for Png {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
-            .into()
-    }
-}
-
-impl utoipa::ToSchema for Png {}
+use super::request::{CheckRequest, JobForm, JobOptions, JobRequest};
+use super::schemas::{Png, Report};
 
 #[derive(OpenApi)]
 #[openapi(

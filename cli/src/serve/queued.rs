@@ -12,9 +12,9 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::jobs::{self, JobRequest};
 use super::problem::Problem;
 use super::queue::{valid_job_id, Queue};
+use super::request::{self, JobRequest};
 use super::state::App;
 
 /// Longest `wait` a request may ask for, in seconds.
@@ -84,15 +84,18 @@ async fn try_enqueue(app: &App, request: Request) -> Result<String, Problem> {
     if let Some(problem) = app.unready() {
         return Err(problem);
     }
-    let media = jobs::media_type(request.headers());
+    let media = request::media_type(request.headers());
     if media != "application/json" {
-        return Err(jobs::unsupported(&media, "application/json (queued jobs)"));
+        return Err(request::unsupported(
+            &media,
+            "application/json (queued jobs)",
+        ));
     }
-    let body = jobs::read_body(&app.limits, request).await?;
+    let body = request::read_body(&app.limits, request).await?;
     // Refused here, not after a trip through the queue: the same checks a consumer makes.
-    let parsed: JobRequest = jobs::from_json_object(&body)
+    let parsed: JobRequest = request::from_json_object(&body)
         .map_err(|e| Problem::malformed(format!("invalid JSON: {e}")))?;
-    drop(jobs::job_from_request(parsed, &app.limits)?);
+    drop(request::job_from_request(parsed, &app.limits)?);
     match queue.enqueue(&body).await {
         Ok(Some(id)) => Ok(id),
         Ok(None) => Err(Problem::new(
@@ -114,7 +117,7 @@ async fn try_enqueue(app: &App, request: Request) -> Result<String, Problem> {
     path = "/v1/jobs/{id}",
     params(("id" = String, Path, description = "The job id `POST /v1/jobs?queue=1` answered (or the stream entry id / `id` field of a direct XADD)"), WaitParams),
     responses(
-        (status = 200, description = "The job's report", body = crate::serve::openapi::Report, content_type = "application/json"),
+        (status = 200, description = "The job's report", body = super::schemas::Report, content_type = "application/json"),
         (status = 202, description = "No answer yet", body = Pending),
         (status = 400, description = "Not a job id, or a bad wait", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or wrong bearer token", body = Problem, content_type = "application/problem+json"),

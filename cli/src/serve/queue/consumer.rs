@@ -21,7 +21,8 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use super::{valid_job_id, Backoff, Queue};
-use crate::serve::jobs::{self, JobRequest};
+use crate::serve::jobs;
+use crate::serve::request::{self, JobRequest};
 use crate::serve::state::App;
 
 /// How long one `XREADGROUP` waits for entries (and so how soon a drain is noticed).
@@ -260,9 +261,9 @@ impl Work {
     async fn run(&self, entry: &StreamId, job_id: &str) -> Option<Report> {
         let gate = self.app.policy.gate_enabled();
         let request = entry.get::<Vec<u8>>("job").unwrap_or_default();
-        let parsed = jobs::from_json_object::<JobRequest>(&request)
+        let parsed = request::from_json_object::<JobRequest>(&request)
             .map_err(|e| format!("field `job`: {e}"))
-            .and_then(|r| jobs::job_from_request(r, &self.app.limits).map_err(|p| p.detail));
+            .and_then(|r| request::job_from_request(r, &self.app.limits).map_err(|p| p.detail));
         let job = match parsed {
             Ok(job) => job,
             Err(why) => return Some(Report::not_run(true, "malformed_request", why, gate)),

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::pressure::MemoryPressure;
 use crate::gate::Policy;
 use crate::protocol::PythonEnv;
 use crate::sandbox::SandboxMode;
-use crate::supervisor::MemoryPressure;
 
 /// Workers the kernel cannot fully confine do not start, in every build profile: no
 /// behaviour depends on how the caller compiled. Development machines with older
