@@ -12,6 +12,7 @@ mod slot;
 mod stats;
 mod stopped;
 mod ticket;
+mod watchdog;
 mod zygote;
 
 use std::cell::Cell;

@@ -15,23 +15,19 @@ use super::queue::{cancelled_before_start, Entry, Pop, Queued};
 use super::stats::{Counters, MemoryUsage};
 use super::stopped;
 use super::ticket::Ticket;
+use super::watchdog::{watch, Answer};
 use super::Shared;
-use crate::encode;
 use crate::error::{Error, Result};
-use crate::figure::FigureNotes;
 use crate::outcome::{
-    head_chars, tail_chars, Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement,
-    Timings, WorkerInfo, STDERR_TAIL_CHARS,
+    head_chars, tail_chars, JobFailure, Outcome, PythonError, RetireReason, Retirement, Timings,
+    WorkerInfo, STDERR_TAIL_CHARS,
 };
 use crate::protocol::{self, HostMsg, RunMsg, WorkerMsg};
 use crate::sandbox::ScratchLimit;
 use crate::supervisor::launch::describe_exit;
 use crate::supervisor::process::{MemoryRead, RecvError, WorkerProcess};
-use crate::validate::{self, NotBlank, ValidationContext, Validator};
+use crate::validate::{self, OutputRules};
 use crate::workspace::{self, SlotDirs};
-
-/// How often the watchdog samples a busy worker's resident set.
-const WATCH_INTERVAL: Duration = Duration::from_millis(10);
 
 /// How often an idle slot looks at its idle time and the host's memory pressure, and
 /// a slot without a worker at whether the pool may grow.
@@ -55,9 +51,6 @@ const RESET_GRACE: Duration = Duration::from_secs(2);
 /// How long a timed-out worker gets to write where its code was before it is killed.
 const STACK_DUMP_WAIT: Duration = Duration::from_millis(250);
 
-/// Extra time for a finished job's artifacts to arrive after its answer.
-const ARTIFACT_GRACE: Duration = Duration::from_secs(5);
-
 /// Everything a slot thread needs.
 pub(crate) struct Slot {
     pub index: usize,
@@ -76,30 +69,6 @@ enum IdleRetirement {
 }
 
 impl Slot {
-    /// The blank-figure check and the job's own validators, while its inputs are
-    /// still staged.
-    fn run_validators(&self, job: &Queued, artifacts: &[Artifact]) -> Result<(), JobFailure> {
-        let ctx = ValidationContext {
-            artifacts,
-            inputs: &self.dirs.src,
-        };
-        let blank =
-            (job.blank_check && job.out_name.to_ascii_lowercase().ends_with(".png")).then(|| {
-                NotBlank {
-                    artifact: job.out_name.clone(),
-                }
-            });
-        let all = blank
-            .iter()
-            .map(|b| b as &dyn Validator)
-            .chain(job.validators.iter().map(|v| v.as_ref()));
-        for v in all {
-            v.check(&ctx)
-                .map_err(|detail| validate::invalid(&v.id(), detail))?;
-        }
-        Ok(())
-    }
-
     /// With `started`, starts this slot's first worker and reports the result there
     /// (the pool's first `min_workers` slots); then serves the queue until it is
     /// closed, growing (taking a job with no worker yet) and shrinking (retiring an
@@ -505,23 +474,21 @@ impl Slot {
                     Some(e) => Err(JobFailure::PythonError(python_error(e, stderr_tail))),
                     None => {
                         let validate_start = Instant::now();
+                        let rules = OutputRules {
+                            out: &job.out_name,
+                            required: &job.required,
+                            max_bytes: self.shared.config.max_artifact_bytes,
+                            blank_check: job.blank_check,
+                            validators: &job.validators,
+                            inputs: &self.dirs.src,
+                        };
                         let mut artifacts = artifacts;
-                        // PNGs encoded here meet the size cap here (the worker only
-                        // saw their pixels).
-                        let mut refused = done.artifacts_refused.clone();
-                        let cap = self.shared.config.max_artifact_bytes;
-                        artifacts.retain(|a| {
-                            let fits = a.bytes.len() as u64 <= cap;
-                            if !fits {
-                                refused.push(a.name.clone());
-                            }
-                            fits
-                        });
-                        let checked = check_refused(&refused, &job.out_name, &job.required)
-                            .and_then(|()| validate::validate(&mut artifacts, &job.required))
-                            .map_err(|f| explain_missing(f, &done.figures, &job.out_name))
-                            .and_then(|()| check_figures(&job, &done.figures))
-                            .and_then(|()| self.run_validators(&job, &artifacts));
+                        let checked = validate::check_outputs(
+                            &rules,
+                            &mut artifacts,
+                            &done.artifacts_refused,
+                            &done.figures,
+                        );
                         for a in &mut artifacts {
                             a.figure = done.figures.summary_of(&a.name).cloned();
                         }
@@ -713,129 +680,6 @@ fn python_error(e: protocol::PyErrorInfo, stderr_tail: String) -> PythonError {
         traceback: e.traceback,
         stderr_tail,
         hint: e.hint,
-    }
-}
-
-/// A missing `OUT` explained by what the job did instead (saved elsewhere, `show()`,
-/// drew without saving).
-fn explain_missing(failure: JobFailure, notes: &FigureNotes, out: &str) -> JobFailure {
-    match failure {
-        JobFailure::InvalidOutput { check, detail } if check == "missing" => {
-            let detail = match notes.why_missing(out) {
-                Some(why) => format!("{out} was not written: {why}"),
-                None => detail,
-            };
-            JobFailure::InvalidOutput { check, detail }
-        }
-        other => other,
-    }
-}
-
-/// The figure `OUT` shows nothing: nothing drawn, drawn on another figure, or every
-/// value of a series NaN (unless the job accepts a blank figure).
-fn check_figures(job: &Queued, notes: &FigureNotes) -> Result<(), JobFailure> {
-    if !job.blank_check {
-        return Ok(());
-    }
-    match notes.problem(&job.out_name) {
-        Some((check, detail)) => Err(validate::invalid(check, detail)),
-        None => Ok(()),
-    }
-}
-
-/// A refused artifact (over the count or size cap) that the job was required to write
-/// is an invalid output, not a missing one.
-fn check_refused(refused: &[String], out: &str, required: &[String]) -> Result<(), JobFailure> {
-    match refused.iter().find(|r| *r == out || required.contains(r)) {
-        Some(name) => Err(JobFailure::InvalidOutput {
-            check: "too-large".into(),
-            detail: format!("{name} exceeds the artifact size or count cap"),
-        }),
-        None => Ok(()),
-    }
-}
-
-enum Answer {
-    Done(Box<protocol::DoneMsg>, Vec<Artifact>),
-    Timeout,
-    Cancelled,
-    OverMemory,
-    Died(String),
-    Protocol(String),
-}
-
-/// The watchdog: waits for the job's answer while enforcing the wall-clock deadline and
-/// the resident-set ceiling, and watching for the caller's cancellation. On any of them
-/// the caller kills the worker: a job is never left running on a thread we merely
-/// stopped waiting for.
-fn watch(
-    worker: &mut WorkerProcess,
-    job_id: u64,
-    deadline: Instant,
-    memory: u64,
-    cancelled: &dyn Fn() -> bool,
-) -> Answer {
-    loop {
-        let tick = (Instant::now() + WATCH_INTERVAL).min(deadline);
-        match worker.recv_msg(tick) {
-            Ok(WorkerMsg::Done(done)) => {
-                if done.job_id != job_id {
-                    return Answer::Protocol(format!(
-                        "answer for job {} while running job {job_id}",
-                        done.job_id
-                    ));
-                }
-                let mut artifacts = Vec::with_capacity(done.artifacts.len());
-                for meta in &done.artifacts {
-                    match worker.recv_frame(Instant::now() + ARTIFACT_GRACE) {
-                        Ok(bytes) if bytes.len() as u64 == meta.len => {
-                            let bytes = match &meta.raw {
-                                Some(raw) => match encode::png(raw, &bytes) {
-                                    Ok(png) => png,
-                                    Err(e) => {
-                                        return Answer::Protocol(format!(
-                                            "raw figure {}: {e}",
-                                            meta.name
-                                        ))
-                                    }
-                                },
-                                None => bytes,
-                            };
-                            artifacts.push(Artifact {
-                                name: meta.name.clone(),
-                                media_type: String::new(),
-                                bytes,
-                                figure: None,
-                            })
-                        }
-                        Ok(_) => {
-                            return Answer::Protocol(format!(
-                                "artifact {} has the wrong length",
-                                meta.name
-                            ))
-                        }
-                        Err(_) => return Answer::Died("artifacts did not arrive".into()),
-                    }
-                }
-                return Answer::Done(done, artifacts);
-            }
-            Ok(other) => return Answer::Protocol(format!("unexpected message: {other:?}")),
-            Err(RecvError::Closed(why)) => {
-                // A worker the kernel killed for memory looks like a crash; say what it was.
-                return Answer::Died(why);
-            }
-            Err(RecvError::Timeout) => {
-                if Instant::now() >= deadline {
-                    return Answer::Timeout;
-                }
-                if cancelled() {
-                    return Answer::Cancelled;
-                }
-                if worker.rss_bytes().is_some_and(|rss| rss > memory) {
-                    return Answer::OverMemory;
-                }
-            }
-        }
     }
 }
 

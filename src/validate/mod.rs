@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
+mod outputs;
 mod table;
+
+pub(crate) use outputs::{check_outputs, OutputRules};
 
 pub use table::{BoundCheck, KeysFromInput, SumCheck, TableCheck};
 
