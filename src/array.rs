@@ -1,4 +1,5 @@
-//! Zero-copy numeric inputs: arrays handed to a job through sealed shared memory.
+//! Zero-copy numeric inputs: arrays handed to a job through sealed shared memory. This
+//! is the host's end; the worker's end, which maps them, is `crate::worker::array`.
 //!
 //! A backend often holds its data in memory already; writing it to a file for the job
 //! to parse again costs a copy, a write, a read and a parse. [`SharedArray::new`]

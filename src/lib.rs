@@ -86,7 +86,6 @@ mod outcome;
 pub mod protocol;
 mod python_env;
 pub mod record;
-mod repair;
 pub mod report;
 pub mod sandbox;
 mod supervisor;
@@ -104,9 +103,8 @@ pub use outcome::{
     WorkerExit, WorkerInfo, STDERR_TAIL_CHARS,
 };
 pub use python_env::{PythonEnv, PYTHON_ENV_VAR};
-pub use repair::{Attempt, Feedback, Repaired};
 pub use supervisor::{
-    Backpressure, Birth, CancelHandle, Executor, ExecutorBuilder, Isolation, JobFuture,
-    MemoryGrowthLimit, MemoryPressure, MemoryUsage, PngEncoder, PoolStats, PoolWarmup,
-    RetiredCounts, WorkerStats, ZygoteStats,
+    Attempt, Backpressure, Birth, CancelHandle, Executor, ExecutorBuilder, Feedback, Isolation,
+    JobFuture, MemoryGrowthLimit, MemoryPressure, MemoryUsage, PngEncoder, PoolStats, PoolWarmup,
+    Repaired, RetiredCounts, WorkerStats, ZygoteStats,
 };

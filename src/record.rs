@@ -22,8 +22,8 @@ use crate::array::SharedArray;
 pub use crate::digest::sha256_hex;
 use crate::gate::Policy;
 use crate::job::{Job, Source};
-use crate::repair::Attempt;
 use crate::report::Report;
+use crate::supervisor::Attempt;
 use crate::supervisor::Executor;
 use crate::workspace;
 

@@ -8,6 +8,7 @@ mod launch;
 mod pressure;
 mod process;
 mod queue;
+mod repair;
 mod slot;
 mod stats;
 mod stopped;
@@ -35,6 +36,7 @@ pub use future::{CancelHandle, JobFuture};
 pub use pressure::MemoryPressure;
 use pressure::PressureGauge;
 use queue::{JobQueue, Queued};
+pub use repair::{Attempt, Feedback, Repaired};
 use slot::Slot;
 pub use stats::{Birth, MemoryUsage, PoolStats, RetiredCounts, WorkerStats, ZygoteStats};
 use stats::{Counters, SlotGauge};
@@ -309,6 +311,21 @@ impl Executor {
     pub fn run(&self, job: Job) -> Result<Outcome> {
         // The same path as `run_async`, polled to the end on this thread.
         future::block_on(self.run_async(job))
+    }
+
+    /// Runs `job`; while it fails and fewer than `max_attempts` ran, asks `repair` for new
+    /// code (it would call the caller's model with the [`Feedback`]) and runs that with
+    /// the same inputs, limits and checks. `repair` returning `None` gives up. Every
+    /// attempt is a new job that passes the gate from zero.
+    ///
+    /// `Err` only for infrastructure failures, as in [`Executor::run`].
+    pub fn run_with_repair(
+        &self,
+        job: Job,
+        max_attempts: usize,
+        repair: impl FnMut(&Feedback<'_>) -> Option<String>,
+    ) -> Result<Repaired> {
+        repair::run_with_repair(self, job, max_attempts, repair)
     }
 
     /// Runs one job like [`Executor::run`], as a future that needs no particular async

@@ -1,4 +1,6 @@
-//! The zygote: one warm template process per executor that forks replacement workers.
+//! The zygote, the supervisor's end: one warm template process per executor that forks
+//! replacement workers. The zygote's own end, which serves the fork requests, is
+//! `crate::worker::zygote`.
 //!
 //! A cold worker start re-imports numpy, matplotlib and pandas and renders a figure
 //! (about a second of CPU). The zygote does that warm-up once, stops *before* arming

@@ -35,11 +35,11 @@
 //! `/dev/null` and fd 1 at stderr, so that nothing a job or a C library prints can
 //! corrupt a frame; fd 2 goes to the supervisor, which keeps a bounded tail of it.
 
-mod arrays;
+mod array;
 mod audit;
-mod fork;
 mod identities;
 mod interpreter;
+mod zygote;
 
 use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Write};
@@ -226,7 +226,7 @@ fn serve(
                 .and_then(|()| {
                     use std::os::fd::AsRawFd;
                     let keep = [input.get_ref().as_raw_fd(), output.get_ref().as_raw_fd()];
-                    fork::no_open_files(&keep)
+                    zygote::no_open_files(&keep)
                 });
         if let Err(message) = released {
             return init_failed(output, InitStage::Warmup, message);
@@ -242,7 +242,7 @@ fn serve(
             text_metrics_off: shortcuts.text_metrics_off.clone(),
         };
         protocol::send(output, &WorkerMsg::Ready(ready))?;
-        match fork::serve_zygote(input, output)? {
+        match zygote::serve_zygote(input, output)? {
             Some(forked_at) => started = forked_at,
             None => return Ok(()),
         }
@@ -607,7 +607,7 @@ fn run_job(
     };
     let mut figures = MemoryFigures::default();
     let arrays = match array_fds {
-        Some(fds) => arrays::expose(py, &run.arrays, fds),
+        Some(fds) => array::expose(py, &run.arrays, fds),
         None => Err(pyo3::exceptions::PyValueError::new_err(
             "the job's shared arrays did not arrive with it",
         )),

@@ -1,5 +1,6 @@
-//! The worker's side of shared arrays: map each received memory file read-only and
-//! wrap it in a read-only numpy array that owns the mapping (see `crate::array`).
+//! Shared arrays, the worker's end: map each received memory file read-only and wrap
+//! it in a read-only numpy array that owns the mapping. The host's end, which makes and
+//! seals the memory file, is `crate::array`; the descriptor travels by `crate::fdpass`.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 

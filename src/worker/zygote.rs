@@ -1,4 +1,6 @@
-//! The zygote: a warm, unconfined template that forks new workers on request.
+//! The zygote's own end: a warm, unconfined template that forks new workers on
+//! request. The supervisor's end, which starts it and asks for forks, is
+//! `crate::supervisor::zygote`.
 //!
 //! After warm-up a zygote serves [`ZygoteRequest`]s on its control socket (its protocol
 //! descriptors are both one end of a Unix stream socket pair). It stays single-threaded

@@ -3,10 +3,10 @@
 //! Every attempt is a new job that passes the gate from zero: no attempt inherits trust
 //! from the one before it.
 
+use super::Executor;
 use crate::error::Result;
 use crate::job::Job;
 use crate::outcome::Outcome;
-use crate::supervisor::Executor;
 
 /// What the caller's repair function sees after a failed attempt.
 #[derive(Debug)]
@@ -52,41 +52,35 @@ impl Repaired {
     }
 }
 
-impl Executor {
-    /// Runs `job`; while it fails and fewer than `max_attempts` ran, asks `repair` for new
-    /// code (it would call the caller's model with the [`Feedback`]) and runs that with
-    /// the same inputs, limits and checks. `repair` returning `None` gives up.
-    ///
-    /// `Err` only for infrastructure failures, as in [`Executor::run`].
-    pub fn run_with_repair(
-        &self,
-        job: Job,
-        max_attempts: usize,
-        mut repair: impl FnMut(&Feedback<'_>) -> Option<String>,
-    ) -> Result<Repaired> {
-        let mut attempts = Vec::new();
-        let mut next = job.clone();
-        loop {
-            let code = next.code.clone();
-            let outcome = self.run(next)?;
-            attempts.push(Attempt { code, outcome });
-            let last = attempts.last().expect("just pushed");
-            if last.outcome.is_success() || attempts.len() >= max_attempts.max(1) {
-                break;
-            }
-            let code_text = String::from_utf8_lossy(&last.code);
-            let feedback = Feedback {
-                task: job.task.as_deref(),
-                attempt: attempts.len(),
-                code: &code_text,
-                outcome: &last.outcome,
-                text: last.outcome.feedback().unwrap_or_default(),
-            };
-            match repair(&feedback) {
-                Some(fixed) => next = job.clone().with_code(fixed.into_bytes()),
-                None => break,
-            }
+/// The loop behind [`Executor::run_with_repair`].
+pub(super) fn run_with_repair(
+    executor: &Executor,
+    job: Job,
+    max_attempts: usize,
+    mut repair: impl FnMut(&Feedback<'_>) -> Option<String>,
+) -> Result<Repaired> {
+    let mut attempts = Vec::new();
+    let mut next = job.clone();
+    loop {
+        let code = next.code.clone();
+        let outcome = executor.run(next)?;
+        attempts.push(Attempt { code, outcome });
+        let last = attempts.last().expect("just pushed");
+        if last.outcome.is_success() || attempts.len() >= max_attempts.max(1) {
+            break;
         }
-        Ok(Repaired { attempts })
+        let code_text = String::from_utf8_lossy(&last.code);
+        let feedback = Feedback {
+            task: job.task.as_deref(),
+            attempt: attempts.len(),
+            code: &code_text,
+            outcome: &last.outcome,
+            text: last.outcome.feedback().unwrap_or_default(),
+        };
+        match repair(&feedback) {
+            Some(fixed) => next = job.clone().with_code(fixed.into_bytes()),
+            None => break,
+        }
     }
+    Ok(Repaired { attempts })
 }
