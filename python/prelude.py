@@ -22,6 +22,7 @@ _SRC = _OUT = _TMP = None
 _SRC_REAL = _OUT_REAL = _TMP_REAL = None
 _JOB_BUILTINS = None  # curated builtins, copied per job
 _INJECTED = None      # names injected into every job's globals
+_INJECTED_ON_USE = {}  # injected names warm-up did not import: name -> (module, member)
 _SAVED_RC = None      # rcParams' stored values right after warm-up (deep copies)
 _RC_MUTABLE = ()      # keys of _SAVED_RC whose values can change in place
 _SAVED_WARNINGS = None
@@ -37,7 +38,9 @@ _WARM_CONTEXT = None  # context variables as warm-up left them
 _WARM_DECIMAL = None  # the decimal Context warm-up left, copied for each job
 _REAL_IMPORT = builtins.__import__
 _MSG_CAP = 2000
-_JOB_STDERR_CAP = 16384  # bytes of a job's stderr sent to the host, whose failures quote its tail
+# Bytes of what a job writes to sys.stderr that go to the host with its answer (a
+# failure quotes the last STDERR_TAIL_CHARS of them, see src/outcome.rs).
+_JOB_STDERR_CAP = 16384
 
 
 # --- module access ----------------------------------------------------------------------
@@ -299,6 +302,75 @@ def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
     return _proxy(module)
 
 
+def _import_dotted(path):
+    """The job's view of a module, imported as the job's own import statement would."""
+    view = _guarded_import(path)
+    for part in path.split('.')[1:]:
+        view = getattr(view, part)
+    return view
+
+
+class _ImportedOnUse:
+    """An injected module that warm-up did not import (`pd` under
+    `preload_pandas(false)`): the first attribute a job reads imports it, as the job's
+    own `import pandas as pd` would, so that every injected name is always there. Made
+    for each job; read-only like a module view."""
+
+    __slots__ = ('_pyward_target',)
+
+    def __init__(self, target):
+        object.__setattr__(self, '_pyward_target', target)
+
+    def __getattr__(self, name):
+        return getattr(_import_dotted(object.__getattribute__(self, '_pyward_target')), name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("modules are read-only in this sandbox")
+
+    def __delattr__(self, name):
+        raise AttributeError("modules are read-only in this sandbox")
+
+    def __repr__(self):
+        return f"<module {object.__getattribute__(self, '_pyward_target')!r}>"
+
+
+def _member_on_use(module, member):
+    """An injected function whose module warm-up did not import (`loadmat`): imported on
+    the first call. Made for each job."""
+    def on_use(*args, **kwargs):
+        return getattr(_import_dotted(module), member)(*args, **kwargs)
+    on_use.__name__ = on_use.__qualname__ = member
+    return on_use
+
+
+def _injected_globals(table):
+    """Builds the injected names from the policy's table (name, module or
+    `module:member` or '' for a prelude helper): what warm-up imported becomes a module
+    view or the member itself; the rest is imported on first use (see `_on_use`)."""
+    helpers = {'srcpath': srcpath, 'listdir': listdir, 'walkfiles': walkfiles}
+    now, on_use = {}, {}
+    for name, target in table:
+        if not target:
+            if name in helpers:
+                now[name] = helpers[name]
+            continue  # SRC and OUT: set for each job
+        module, _, member = target.partition(':')
+        loaded = sys.modules.get(module)
+        if loaded is None:
+            on_use[name] = (module, member)
+        elif member:
+            now[name] = getattr(loaded, member)
+        else:
+            now[name] = _proxy(loaded)
+    return now, on_use
+
+
+def _on_use(table):
+    """Fresh stand-ins, for one job, of the injected names warm-up did not import."""
+    return {name: _member_on_use(module, member) if member else _ImportedOnUse(module)
+            for name, (module, member) in table.items()}
+
+
 # --- reading inputs ---------------------------------------------------------------------
 
 def _inside_src(rel, what):
@@ -549,7 +621,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
             state_guard=None, one_shot=False, preload_loadmat=True, diagnose=None,
             figures=None, text_metrics=None):
     """Imports the scientific stack, renders one figure, freezes the warm state."""
-    global _RULES, _SRC, _OUT, _TMP, _SRC_REAL, _OUT_REAL, _TMP_REAL, _JOB_BUILTINS, _INJECTED, _SAVED_WARNINGS
+    global _RULES, _SRC, _OUT, _TMP, _SRC_REAL, _OUT_REAL, _TMP_REAL, _JOB_BUILTINS, _INJECTED, _INJECTED_ON_USE, _SAVED_WARNINGS
     global _CAPABILITY_IDS, _CAPABILITY_EXEMPT, _STATE_GUARD, _WARM_CONTEXT, _WARM_DECIMAL
     global _DIAGNOSE, _FIGURES_MOD
     _DIAGNOSE, _FIGURES_MOD = diagnose, figures
@@ -575,7 +647,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     if preload_loadmat:
-        from scipy.io import loadmat
+        import scipy.io  # noqa: F401  (injected as `loadmat`: see _injected_globals)
     if before_render_once:
         # Tests only (ExecutorBuilder::warm_up_code_for_testing): breaks matplotlib on
         # purpose to prove that render-once falls back instead of failing warm-up.
@@ -587,10 +659,8 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
         # AttributeError, ImportError; no installed sources: OSError), the worker keeps
         # stock savefig: a matplotlib upgrade must cost speed, never the pool.
         render_once_off = _try_render_once(render_once, 'install')
-    injected = {'np': numpy, 'plt': plt}
     if preload_pandas:
-        import pandas
-        injected['pd'] = pandas
+        import pandas  # noqa: F401  (injected as `pd`: see _injected_globals)
 
     _install_memory_savefig()
     _install_raw_png()
@@ -645,10 +715,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     _JOB_BUILTINS = curated
 
     _CAPABILITY_IDS, _CAPABILITY_EXEMPT = _collect_capability_ids(rules['capability_exempt'])
-    _INJECTED = {name: _proxy(mod) for name, mod in injected.items()}
-    _INJECTED.update(srcpath=srcpath, listdir=listdir, walkfiles=walkfiles)
-    if preload_loadmat:
-        _INJECTED['loadmat'] = loadmat
+    _INJECTED, _INJECTED_ON_USE = _injected_globals(rules['injected'])
 
     if state_guard is not None:
         state_guard.snapshot(_module_allowed, skip=[matplotlib.rcParams])
@@ -956,6 +1023,7 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         'OUT': os.path.join(_OUT, out_name),
     }
     job_globals.update(_INJECTED)
+    job_globals.update(_on_use(_INJECTED_ON_USE))
     if arrays:
         job_globals.update(arrays)  # names checked by the supervisor: no clash
     out, err = _CappedText(stdout_cap), _CappedText(_JOB_STDERR_CAP)

@@ -10,7 +10,11 @@ use crate::figure::FigureSummary;
 use crate::gate::{BadInput, Violation};
 use crate::sandbox::{Enforcement, ScratchLimit};
 
-/// Longest stderr tail kept in a failure, in characters.
+/// Longest stderr tail a failure carries, in characters: what the job wrote to
+/// `sys.stderr`, then what its process wrote below Python, newest kept. It is read by
+/// a model, so it is the shortest of the three stderr caps (the others: what a job may
+/// write, `_JOB_STDERR_CAP` in `python/prelude.py`, and what the host keeps of a worker
+/// process's own stderr, `STDERR_KEEP` in `supervisor/launch.rs`).
 pub const STDERR_TAIL_CHARS: usize = 1500;
 
 /// The result of one job: its artifacts or its failure, plus what it printed, how long

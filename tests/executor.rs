@@ -672,3 +672,29 @@ fn a_stopped_worker_is_detected_as_a_timeout_and_replaced() {
     expect_ok(&next);
     assert_ne!(next.worker.unwrap().pid, pid);
 }
+
+#[test]
+fn pd_is_there_even_when_warm_up_did_not_import_pandas() {
+    // Pandas not imported at warm-up: `pd` imports it on first use, as the job's own
+    // `import pandas as pd` would.
+    let exec = builder().preload_pandas(false).build().unwrap();
+    let code = "df = pd.DataFrame({'a': [1, 2, 3]})\n\
+                print(int(df['a'].sum()))\n\
+                plt.plot(df['a']); plt.savefig(OUT)";
+    for _ in 0..2 {
+        let outcome = exec.run(Job::new(code)).unwrap();
+        expect_ok(&outcome);
+        assert_eq!(outcome.stdout, "6\n");
+    }
+    // The stand-in is read-only: a job cannot leave state on it for the next one.
+    let ungated = builder()
+        .preload_pandas(false)
+        .policy(pyward::gate::Policy::gate_disabled_for_testing())
+        .build()
+        .unwrap();
+    let outcome = ungated.run(Job::new("pd.x = 1")).unwrap();
+    let failure = outcome
+        .result
+        .expect_err("setting an attribute on pd must fail");
+    assert!(failure.feedback().contains("read-only"), "{failure:?}");
+}

@@ -492,12 +492,16 @@ const DENIED_SETTING_PREFIXES: &[&str] = &[
     "io.",               // pandas: reader/writer engines imported by name
 ];
 
-/// Names the worker injects into the job's globals, with what they are.
+/// Names every job finds in its globals, with what they stand for: a module, a
+/// `module:member`, or nothing (the prelude's own helpers, and `SRC`/`OUT`). The one
+/// list: the gate reads `pd.x` as `pandas.x`, the supervisor refuses an array that
+/// would shadow a name, and the worker builds each job's globals from it (what warm-up
+/// did not import is imported on first use, as the job's own import would).
 const INJECTED: &[(&str, &str)] = &[
     ("np", "numpy"),
     ("plt", "matplotlib.pyplot"),
     ("pd", "pandas"),
-    ("loadmat", "scipy.io.loadmat"),
+    ("loadmat", "scipy.io:loadmat"),
     ("SRC", ""),
     ("OUT", ""),
     ("srcpath", ""),
@@ -997,6 +1001,11 @@ impl Policy {
                 .collect(),
             banned_attributes: attrs.into_iter().collect(),
             banned_attribute_prefixes: self.banned_attribute_prefixes.iter().cloned().collect(),
+            injected: self
+                .injected_names
+                .iter()
+                .map(|(n, t)| (n.clone(), t.clone()))
+                .collect(),
             capability_exempt: CAPABILITY_EXEMPT
                 .iter()
                 .map(|(n, _)| n.to_string())
@@ -1019,11 +1028,18 @@ impl Policy {
         self.allowed_modules.iter().cloned().collect()
     }
 
-    pub(crate) fn module_for_injected(&self, name: &str) -> Option<&str> {
+    /// The dotted path an injected name stands for (`pd`: `pandas`, `loadmat`:
+    /// `scipy.io.loadmat`); `None` for names that are no module or member.
+    pub(crate) fn module_for_injected(&self, name: &str) -> Option<String> {
         self.injected_names
             .get(name)
-            .map(|s| s.as_str())
             .filter(|s| !s.is_empty())
+            .map(|s| s.replace(':', "."))
+    }
+
+    /// The names every job finds in its globals.
+    pub(crate) fn injected_names(&self) -> impl Iterator<Item = &str> {
+        self.injected_names.keys().map(String::as_str)
     }
 
     /// True when `path` (dotted) may not be reached: a denied submodule or a path below
@@ -1125,6 +1141,10 @@ pub struct RuntimeRules {
     /// refused by the curated `getattr`/`hasattr`.
     #[serde(default)]
     pub banned_attribute_prefixes: Vec<String>,
+    /// Names every job finds in its globals: (name, module or `module:member`, or
+    /// empty for the prelude's own helpers).
+    #[serde(default)]
+    pub injected: Vec<(String, String)>,
 }
 
 /// Looks up the documented reason for a banned name, builtin or attribute.

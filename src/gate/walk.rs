@@ -1708,7 +1708,7 @@ impl<'a> Walker<'a> {
         if self.bound.contains(root) {
             return None;
         }
-        self.policy.module_for_injected(root).map(str::to_string)
+        self.policy.module_for_injected(root)
     }
 
     fn finish(&mut self) {

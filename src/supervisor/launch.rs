@@ -24,7 +24,10 @@ use crate::sandbox::{Rlimits, SandboxSpec};
 use crate::worker;
 use crate::workspace::SlotDirs;
 
-/// Bytes of a worker's stderr kept (the newest).
+/// Bytes of a worker process's own stderr the host keeps, newest first: what C code, a
+/// crash or the timeout's stack dump wrote below Python (a job's `sys.stderr` is
+/// captured in the worker instead). Large enough for a deep stack dump; failures quote
+/// at most [`STDERR_TAIL_CHARS`](crate::STDERR_TAIL_CHARS) of it.
 const STDERR_KEEP: usize = 8 * 1024;
 
 /// Environment variables passed through from the host when set: they are not secrets,

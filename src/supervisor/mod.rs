@@ -456,19 +456,6 @@ impl Drop for Pool {
     }
 }
 
-/// Names the prelude puts in every job's globals; an array may not shadow them.
-const PRELUDE_NAMES: &[&str] = &[
-    "np",
-    "plt",
-    "pd",
-    "loadmat",
-    "srcpath",
-    "listdir",
-    "walkfiles",
-    "SRC",
-    "OUT",
-];
-
 /// Refuses a job whose arrays could not be prepared or whose array names are not
 /// plain, unused, policy-clean identifiers (the name must pass the gate on its own).
 fn check_arrays(job: &Job, policy: &gate::Policy) -> Result<()> {
@@ -491,7 +478,7 @@ fn check_arrays(job: &Job, policy: &gate::Policy) -> Result<()> {
         if !plain {
             return bad("must be an ASCII identifier starting with a letter");
         }
-        if PRELUDE_NAMES.contains(&name.as_str()) {
+        if policy.injected_names().any(|n| n == name) {
             return bad("would shadow a name every job gets");
         }
         if !seen.insert(name.as_str()) {

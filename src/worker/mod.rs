@@ -401,6 +401,7 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         .and_then(|()| set("capability_modules", &init.rules.capability_modules))
         .and_then(|()| set("capability_exempt", &init.rules.capability_exempt))
         .and_then(|()| rules.set_item("module_members", init.rules.module_members.clone()))
+        .and_then(|()| rules.set_item("injected", init.rules.injected.clone()))
         .map_err(describe(InitStage::Interpreter))?;
     let render_once = if init.render_once {
         Some(
