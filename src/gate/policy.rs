@@ -227,6 +227,29 @@ pub(crate) const BANNED_BUILTIN_REASONS: &[(&str, &str)] = &[
     ("anext", "async iteration is not supported"),
 ];
 
+/// What to write instead of a banned builtin (the teaching hint beside its reason in
+/// [`BANNED_BUILTIN_REASONS`]).
+pub(crate) fn builtin_hint(n: &str) -> &'static str {
+    match n {
+        "open" => "read files with pd.read_csv(srcpath('f.csv')), np.loadtxt(srcpath('f.txt')) or loadmat(srcpath('f.mat'))",
+        "setattr" | "delattr" => "use plain attribute access (obj.name = value)",
+        "eval" | "exec" | "compile" => "write the code directly instead of evaluating strings",
+        "__import__" => "use an import statement with an allowed package",
+        "exit" | "quit" => "let the script end normally, or raise an exception",
+        "dir" | "vars" | "globals" | "locals" => "keep your own variables; introspection is not available",
+        _ => "not available in this environment",
+    }
+}
+
+/// Why a banned keyword argument (`allow_pickle=True`, `usetex=True`) is refused.
+pub(crate) fn keyword_reason(k: &str) -> &'static str {
+    match k {
+        "allow_pickle" => "unpickling runs arbitrary code",
+        "usetex" => "spawns latex",
+        _ => "not allowed",
+    }
+}
+
 /// Builtins allowed only in one reviewed position; anywhere else they are rejected.
 ///
 /// - `type`: only `type(x)` with one argument (three arguments build classes dynamically).
