@@ -74,6 +74,7 @@
 
 mod array;
 mod digest;
+pub mod doctor;
 mod encode;
 mod error;
 mod fdpass;

@@ -362,6 +362,135 @@ pub fn replay_job(run_dir: &Path, record: &RunRecord, index: usize) -> Result<Jo
     Ok(job)
 }
 
+/// How a replayed artifact compares with the recorded one.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ArtifactMatch {
+    /// The same bytes (sha256).
+    Identical,
+    /// Other bytes under the same name.
+    Different,
+    /// Recorded, not produced this time.
+    Missing,
+    /// Produced this time, not in the record.
+    New,
+}
+
+/// One artifact of a replayed attempt.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct ReplayedArtifact {
+    /// File name.
+    pub name: String,
+    /// The recorded sha256 (`None` for a new artifact).
+    pub recorded_sha256: Option<String>,
+    /// The comparison.
+    pub verdict: ArtifactMatch,
+}
+
+/// One attempt run again.
+#[derive(Serialize, Debug, Clone)]
+pub struct ReplayedAttempt {
+    /// Its status now (`ok` or the failure's status word).
+    pub status: String,
+    /// Its recorded status.
+    pub recorded_status: String,
+    /// Every recorded artifact, then every new one.
+    pub artifacts: Vec<ReplayedArtifact>,
+}
+
+/// A recorded run run again, attempt by attempt.
+#[derive(Serialize, Debug, Clone)]
+pub struct Replay {
+    /// The attempts, in recorded order.
+    pub attempts: Vec<ReplayedAttempt>,
+}
+
+impl Replay {
+    /// Every attempt has its recorded status and every artifact its recorded bytes.
+    pub fn identical(&self) -> bool {
+        self.attempts.iter().all(|a| {
+            a.status == a.recorded_status
+                && a.artifacts
+                    .iter()
+                    .all(|x| x.verdict == ArtifactMatch::Identical)
+        })
+    }
+}
+
+/// Why a replay could not finish.
+#[derive(thiserror::Error, Debug)]
+#[non_exhaustive]
+pub enum ReplayRunError {
+    /// The record cannot be read, or an input changed: nothing ran.
+    #[error(transparent)]
+    Refused(#[from] ReplayError),
+    /// The executor could not start or run an attempt.
+    #[error("attempt {attempt}: {error}")]
+    Executor {
+        /// 1-based attempt number (0: the pool did not start).
+        attempt: usize,
+        /// What went wrong.
+        error: crate::Error,
+    },
+}
+
+/// Runs every attempt of the run in `run_dir` again, on a pool set up as the record
+/// says (policy, PNG encoder, memory and time limits), with the recorded seeds and
+/// verified inputs, and compares statuses and artifact bytes.
+pub fn replay(run_dir: &Path) -> Result<Replay, ReplayRunError> {
+    let record = load(run_dir).map_err(ReplayError::from)?;
+    let jobs = (0..record.attempts.len())
+        .map(|i| replay_job(run_dir, &record, i))
+        .collect::<Result<Vec<Job>, _>>()?;
+    let executor = Executor::builder()
+        .workers(1)
+        .policy(record.policy.clone())
+        .png_encoder(record.png_encoder)
+        .memory_limit(record.memory_bytes)
+        .timeout(std::time::Duration::from_millis(record.timeout_ms))
+        .build()
+        .map_err(|error| ReplayRunError::Executor { attempt: 0, error })?;
+    let mut attempts = Vec::with_capacity(jobs.len());
+    for (i, (job, recorded)) in jobs.into_iter().zip(&record.attempts).enumerate() {
+        let outcome = executor
+            .run(job)
+            .map_err(|error| ReplayRunError::Executor {
+                attempt: i + 1,
+                error,
+            })?;
+        let mut artifacts: Vec<ReplayedArtifact> = recorded
+            .artifacts
+            .iter()
+            .map(|want| ReplayedArtifact {
+                name: want.name.clone(),
+                recorded_sha256: Some(want.sha256.clone()),
+                verdict: match outcome.artifact(&want.name) {
+                    Some(a) if sha256_hex(&a.bytes) == want.sha256 => ArtifactMatch::Identical,
+                    Some(_) => ArtifactMatch::Different,
+                    None => ArtifactMatch::Missing,
+                },
+            })
+            .collect();
+        artifacts.extend(
+            outcome
+                .artifacts()
+                .iter()
+                .filter(|a| !recorded.artifacts.iter().any(|r| r.name == a.name))
+                .map(|a| ReplayedArtifact {
+                    name: a.name.clone(),
+                    recorded_sha256: None,
+                    verdict: ArtifactMatch::New,
+                }),
+        );
+        attempts.push(ReplayedAttempt {
+            status: outcome.status().to_string(),
+            recorded_status: recorded.status.clone(),
+            artifacts,
+        });
+    }
+    Ok(Replay { attempts })
+}
+
 /// `YYYYMMDDTHHMMSSZ` for Unix seconds (civil-from-days, proleptic Gregorian): the
 /// time part of run record names.
 pub fn utc_stamp(secs: u64) -> String {

@@ -37,7 +37,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         "the two ends of the process boundary",
         &["worker", "supervisor"],
     ),
-    ("services built on the executor", &["report", "record"]),
+    (
+        "services built on the executor",
+        &["report", "record", "doctor"],
+    ),
 ];
 
 type Graph = BTreeMap<String, BTreeSet<String>>;

@@ -698,3 +698,15 @@ fn pd_is_there_even_when_warm_up_did_not_import_pandas() {
         .expect_err("setting an attribute on pd must fail");
     assert!(failure.feedback().contains("read-only"), "{failure:?}");
 }
+
+#[test]
+fn the_doctor_finds_a_healthy_pool_on_this_machine() {
+    let found = pyward::doctor::diagnose();
+    assert!(found.python.is_ok(), "{:?}", found.python);
+    let pool = found.pool.as_ref().unwrap().as_ref().unwrap();
+    assert!(pool.imports.iter().any(|(m, r)| m == "numpy" && r.is_ok()));
+    let (bytes, _sandbox) = pool.test_figure.as_ref().unwrap();
+    assert!(*bytes > 1000);
+    assert_eq!(pool.stats.workers.len(), 1);
+    assert!(found.healthy());
+}

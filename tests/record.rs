@@ -89,20 +89,29 @@ fn repair_loop_reruns_every_attempt_through_the_gate_and_records_all_of_them() {
         .collect();
     assert!(leftovers.is_empty());
 
-    // Every attempt replays to the same status and byte-identical artifacts.
-    for i in 0..rec.attempts.len() {
-        let outcome = exec
-            .run(record::replay_job(&dir, &rec, i).unwrap())
-            .unwrap();
-        assert_eq!(outcome.status(), rec.attempts[i].status);
-        for want in &rec.attempts[i].artifacts {
-            let got = outcome.artifact(&want.name).unwrap();
-            assert_eq!(
-                record::sha256_hex(&got.bytes),
-                want.sha256,
-                "attempt {i} {} differs",
-                want.name
-            );
-        }
-    }
+    // Every attempt replays, on a pool set up from the record, to the same status and
+    // byte-identical artifacts.
+    let replay = record::replay(&dir).unwrap();
+    let statuses: Vec<&str> = replay.attempts.iter().map(|a| a.status.as_str()).collect();
+    assert_eq!(statuses, ["python_error", "rejected", "ok"]);
+    let last = &replay.attempts[2].artifacts;
+    assert_eq!(last.len(), 1);
+    assert_eq!(last[0].name, "figure.png");
+    assert_eq!(last[0].verdict, record::ArtifactMatch::Identical);
+    assert!(replay.identical(), "{replay:?}");
+
+    // A figure whose bytes changed is named as different.
+    let mut changed = rec.clone();
+    changed.attempts[2].artifacts[0].sha256 = "0".repeat(64);
+    std::fs::write(
+        dir.join("record.json"),
+        serde_json::to_vec(&changed).unwrap(),
+    )
+    .unwrap();
+    let replay = record::replay(&dir).unwrap();
+    assert_eq!(
+        replay.attempts[2].artifacts[0].verdict,
+        record::ArtifactMatch::Different
+    );
+    assert!(!replay.identical());
 }

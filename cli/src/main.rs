@@ -478,8 +478,8 @@ fn finish(
 }
 
 fn doctor() -> u8 {
-    // Probe the kernel before anything else: it describes the host, not a worker.
-    let support = pyward::sandbox::probe();
+    let found = pyward::doctor::diagnose();
+    let support = &found.support;
     println!(
         "kernel sandbox support: landlock abi {} (pyward targets {}, requires {}), seccomp {}, no_new_privs {}, SandboxMode::Require would {}",
         support.landlock_abi.map_or("none".to_string(), |v| v.to_string()),
@@ -489,22 +489,18 @@ fn doctor() -> u8 {
         if support.no_new_privs { "yes" } else { "no" },
         if support.require_ok { "succeed" } else { "fail" },
     );
-    // Resolved once, as the executor below would, and handed to it.
-    let env = match pyward::PythonEnv::from_env_or_build() {
+    let env = match &found.python {
         Ok(env) => env,
         Err(e) => {
             println!("python: {} is unusable: {e}", pyward::PYTHON_ENV_VAR);
             return EXIT_INFRA;
         }
     };
-    let origin = match std::env::var_os(pyward::PYTHON_ENV_VAR) {
-        Some(v) if !v.is_empty() => pyward::PYTHON_ENV_VAR,
-        _ => "the build",
-    };
     println!(
-        "python: {} {} (from {origin}; workers built for {})",
+        "python: {} {} (from {}; workers built for {})",
         env.executable,
         env.version,
+        found.python_origin,
         pyward::PythonEnv::from_build().minor_version()
     );
     println!("python home: {}", env.home);
@@ -512,71 +508,48 @@ fn doctor() -> u8 {
         println!("  sys.path: {p}");
     }
     println!("worker build: {}", pyward::worker::BUILD_ID);
-    let executor = match Executor::builder().workers(1).python_env(env).build() {
-        Ok(e) => e,
-        Err(e) => {
+    let pool = match &found.pool {
+        Some(Ok(pool)) => pool,
+        Some(Err(e)) => {
             println!("workers: cannot start: {e}");
             return EXIT_INFRA;
         }
+        None => return EXIT_INFRA,
     };
-    let warmup = executor.warmup().total;
-    println!("worker warm-up: {:.0} ms", warmup.as_secs_f64() * 1e3);
-    match &executor.warmup().render_once_off {
+    let warmup = &pool.warmup;
+    println!("worker warm-up: {:.0} ms", warmup.total.as_secs_f64() * 1e3);
+    match &warmup.render_once_off {
         None => println!("render-once savefig: on"),
         Some(why) => println!("render-once savefig: off, stock savefig kept ({why})"),
     }
-    match &executor.warmup().text_metrics_off {
+    match &warmup.text_metrics_off {
         None => println!(
             "frozen text metrics: {} sizes and every font's tables",
-            executor.warmup().text_metrics
+            warmup.text_metrics
         ),
         Some(why) => println!("frozen text metrics: off, stock measuring kept ({why})"),
     }
-    let mut failed = false;
-    for module in executor.policy().allowed_imports() {
-        let job = Job::new(format!("import {module}\nprint('ok')\n")).out_name("none.txt");
-        let verdict = match executor.run(job) {
-            Ok(o) if o.stdout.trim() == "ok" => "imports".to_string(),
-            Ok(o) => {
-                failed = true;
-                o.failure().map_or("no output".into(), |f| f.to_string())
-            }
-            Err(e) => {
-                failed = true;
-                e.to_string()
-            }
-        };
-        println!("  module {module}: {verdict}");
+    for (module, verdict) in &pool.imports {
+        match verdict {
+            Ok(()) => println!("  module {module}: imports"),
+            Err(why) => println!("  module {module}: {why}"),
+        }
     }
-    match executor.run(Job::new("plt.plot([1, 2, 3]); plt.savefig(OUT)")) {
-        Ok(o) if o.is_success() => {
-            let w = o.worker.as_ref().expect("ran on a worker");
-            println!(
-                "test savefig: {} bytes of PNG",
-                o.artifacts()[0].bytes.len()
-            );
+    match &pool.test_figure {
+        Ok((bytes, sandbox)) => {
+            println!("test savefig: {bytes} bytes of PNG");
             println!(
                 "sandbox in workers: {}",
-                serde_json::to_string(&w.sandbox).unwrap_or_default()
+                serde_json::to_string(sandbox).unwrap_or_default()
             );
         }
-        Ok(o) => {
-            failed = true;
-            println!(
-                "test savefig: {}",
-                o.failure().map(|f| f.to_string()).unwrap_or_default()
-            );
-        }
-        Err(e) => {
-            failed = true;
-            println!("test savefig: {e}");
-        }
+        Err(why) => println!("test savefig: {why}"),
     }
-    print_pool(&executor.stats());
-    if failed {
-        EXIT_JOB_FAILED
-    } else {
+    print_pool(&pool.stats);
+    if found.healthy() {
         0
+    } else {
+        EXIT_JOB_FAILED
     }
 }
 
@@ -623,87 +596,56 @@ fn print_pool(stats: &pyward::PoolStats) {
 }
 
 fn replay(run_dir: &Path) -> u8 {
-    let rec = match record::load(run_dir) {
+    let replay = match record::replay(run_dir) {
         Ok(r) => r,
-        Err(e) => {
+        Err(record::ReplayRunError::Refused(record::ReplayError::Record(e))) => {
             eprintln!("pyward: {}: {e}", run_dir.display());
             return EXIT_USAGE;
         }
-    };
-    let jobs: Result<Vec<Job>, _> = (0..rec.attempts.len())
-        .map(|i| record::replay_job(run_dir, &rec, i))
-        .collect();
-    let jobs = match jobs {
-        Ok(j) => j,
-        Err(e) => {
+        Err(record::ReplayRunError::Refused(e)) => {
             println!("refused: {e}");
             return EXIT_JOB_FAILED;
         }
-    };
-    let executor = match Executor::builder()
-        .workers(1)
-        .policy(rec.policy.clone())
-        .png_encoder(rec.png_encoder)
-        .memory_limit(rec.memory_bytes)
-        .timeout(Duration::from_millis(rec.timeout_ms))
-        .build()
-    {
-        Ok(e) => e,
         Err(e) => {
-            eprintln!("pyward: cannot start the pool: {e}");
+            eprintln!("pyward: {e}");
             return EXIT_INFRA;
         }
     };
-    let mut identical = true;
-    for (i, (job, recorded)) in jobs.into_iter().zip(&rec.attempts).enumerate() {
-        let outcome = match executor.run(job) {
-            Ok(o) => o,
-            Err(e) => {
-                eprintln!("pyward: attempt {}: {e}", i + 1);
-                return EXIT_INFRA;
-            }
-        };
-        let same_status = outcome.status() == recorded.status;
-        identical &= same_status;
+    for (i, attempt) in replay.attempts.iter().enumerate() {
+        let same = attempt.status == attempt.recorded_status;
         println!(
             "attempt {}: {} (recorded {}){}",
             i + 1,
-            outcome.status(),
-            recorded.status,
-            if same_status { "" } else { "  DIFFERENT" }
+            attempt.status,
+            attempt.recorded_status,
+            if same { "" } else { "  DIFFERENT" }
         );
-        for want in &recorded.artifacts {
-            let got = outcome
-                .artifact(&want.name)
-                .map(|a| record::sha256_hex(&a.bytes));
-            let verdict = match &got {
-                Some(h) if *h == want.sha256 => "identical",
-                Some(_) => "DIFFERENT",
-                None => "MISSING",
-            };
-            identical &= verdict == "identical";
-            println!("  {}: {verdict} (sha256 {})", want.name, &want.sha256[..16]);
-        }
-        for extra in outcome
-            .artifacts()
-            .iter()
-            .filter(|a| !recorded.artifacts.iter().any(|r| r.name == a.name))
-        {
-            identical = false;
-            println!("  {}: NEW (not in the record)", extra.name);
+        for a in &attempt.artifacts {
+            match (&a.recorded_sha256, a.verdict) {
+                (_, record::ArtifactMatch::New) => {
+                    println!("  {}: NEW (not in the record)", a.name)
+                }
+                (Some(sha), verdict) => {
+                    let word = match verdict {
+                        record::ArtifactMatch::Identical => "identical",
+                        record::ArtifactMatch::Different => "DIFFERENT",
+                        _ => "MISSING",
+                    };
+                    println!(
+                        "  {}: {word} (sha256 {})",
+                        a.name,
+                        &sha[..16.min(sha.len())]
+                    );
+                }
+                (None, _) => {}
+            }
         }
     }
-    println!(
-        "{}",
-        if identical {
-            "replay: identical"
-        } else {
-            "replay: different"
-        }
-    );
-    if identical {
+    if replay.identical() {
+        println!("replay: identical");
         0
     } else {
+        println!("replay: different");
         EXIT_JOB_FAILED
     }
 }
