@@ -16,9 +16,8 @@
 //! Costs to know: the mapping counts towards the worker's address-space limit, and the
 //! pages a job touches count towards its resident set (the memory watchdog sees them).
 
-use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
 use numpy::ndarray::{ArrayBase, Data, Dimension};
@@ -29,7 +28,7 @@ mod sealed {
 
 /// Element types a [`SharedArray`] can hold: the fixed-size numpy types that map to a
 /// Rust primitive.
-pub trait ArrayElement: Copy + sealed::Sealed + 'static {
+pub trait ArrayElement: Copy + bytemuck::NoUninit + sealed::Sealed + 'static {
     /// numpy's kind character (`f`, `i`, `u`, `b`).
     const KIND: char;
 }
@@ -105,18 +104,11 @@ impl SharedArray {
         let shape = array.shape().to_vec();
         let dtype = dtype_of::<A>();
         let fill = |dst: &mut [u8]| match array.as_slice() {
-            // SAFETY: `A` is a plain-old-data primitive (sealed trait), so its slice
-            // may be viewed as bytes; the lengths are equal by construction.
-            Some(src) => dst.copy_from_slice(unsafe {
-                std::slice::from_raw_parts(src.as_ptr().cast::<u8>(), nbytes)
-            }),
+            Some(src) => dst.copy_from_slice(bytemuck::cast_slice(src)),
             None => {
                 let size = std::mem::size_of::<A>();
                 for (chunk, v) in dst.chunks_exact_mut(size).zip(array.iter()) {
-                    // SAFETY: as above, for one element.
-                    chunk.copy_from_slice(unsafe {
-                        std::slice::from_raw_parts((v as *const A).cast::<u8>(), size)
-                    });
+                    chunk.copy_from_slice(bytemuck::bytes_of(v));
                 }
             }
         };
@@ -228,21 +220,15 @@ impl SharedArray {
         nbytes: usize,
         fill: impl FnOnce(&mut [u8]),
     ) -> io::Result<SharedArray> {
-        let fd = memfd(nbytes)?;
+        let fd = crate::sys::sealable_memfd(c"pyward-array", nbytes)?;
         if nbytes > 0 {
-            let map = Mapping::new(fd.as_raw_fd(), nbytes, true)?;
-            // SAFETY: the mapping is `nbytes` long, writable, and private to this scope.
-            fill(unsafe { std::slice::from_raw_parts_mut(map.ptr.cast::<u8>(), nbytes) });
+            let mut map = Mapping::new(fd.as_raw_fd(), nbytes, true)?;
+            fill(map.bytes_mut());
             // Unmapped before sealing: F_SEAL_WRITE fails while a writable shared
             // mapping exists.
             drop(map);
         }
-        let seals =
-            libc::F_SEAL_WRITE | libc::F_SEAL_GROW | libc::F_SEAL_SHRINK | libc::F_SEAL_SEAL;
-        // SAFETY: fcntl(2) on a descriptor we own.
-        if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        crate::sys::seal_for_good(&fd)?;
         Ok(SharedArray {
             fd: Arc::new(fd),
             dtype,
@@ -272,8 +258,7 @@ impl SharedArray {
             return Ok(Vec::new());
         }
         let map = Mapping::new(self.fd.as_raw_fd(), self.nbytes, false)?;
-        // SAFETY: a read-only mapping of `nbytes` sealed bytes, alive for this borrow.
-        Ok(unsafe { std::slice::from_raw_parts(map.ptr.cast::<u8>(), self.nbytes) }.to_vec())
+        Ok(map.bytes().to_vec())
     }
 
     pub(crate) fn raw_fd(&self) -> RawFd {
@@ -290,65 +275,12 @@ impl SharedArray {
     }
 }
 
-/// A sealable anonymous memory file of `len` bytes.
-fn memfd(len: usize) -> io::Result<OwnedFd> {
-    // SAFETY: memfd_create(2) with a static NUL-terminated name; the descriptor it
-    // returns is owned by nothing else.
-    let fd = unsafe {
-        libc::memfd_create(
-            c"pyward-array".as_ptr(),
-            libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: just created, owned by nothing else.
-    let file = unsafe { File::from_raw_fd(fd) };
-    file.set_len(len as u64)?;
-    Ok(file.into())
-}
-
-/// A shared mapping of a descriptor, unmapped on drop.
-pub(crate) struct Mapping {
-    pub(crate) ptr: *mut libc::c_void,
-    pub(crate) len: usize,
-}
-
-impl Mapping {
-    /// Maps `len > 0` bytes of `fd` shared, read-only unless `writable`.
-    pub(crate) fn new(fd: RawFd, len: usize, writable: bool) -> io::Result<Mapping> {
-        let prot = if writable {
-            libc::PROT_READ | libc::PROT_WRITE
-        } else {
-            libc::PROT_READ
-        };
-        // SAFETY: mmap(2) of a descriptor the caller owns, at an address the kernel
-        // chooses; the result is checked before use.
-        let ptr = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_SHARED, fd, 0) };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Mapping { ptr, len })
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the region `new` mapped; nothing borrows it past the
-        // owner's lifetime (the worker ties numpy arrays to their owner).
-        unsafe { libc::munmap(self.ptr, self.len) };
-    }
-}
-
-// SAFETY: a mapping is plain memory; the raw pointer is only an address.
-unsafe impl Send for Mapping {}
-// SAFETY: shared access never writes through the pointer (read-only mappings, or a
-// writable one used by exactly one scope in `from_fill`).
-unsafe impl Sync for Mapping {}
+pub(crate) use crate::sys::Mapping;
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
+
     use super::*;
     use numpy::ndarray::{arr2, Array3};
 
@@ -367,8 +299,9 @@ mod tests {
         assert_eq!(values, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
         // Sealed: no writable mapping, no resize.
         assert!(Mapping::new(shared.raw_fd(), 8, true).is_err());
-        // SAFETY: ftruncate(2) on a descriptor the array owns; it must fail.
-        assert_ne!(unsafe { libc::ftruncate(shared.raw_fd(), 0) }, 0);
+        // Sealed against shrinking: truncating it must fail.
+        let file = File::from(shared.fd.try_clone().unwrap());
+        assert!(file.set_len(0).is_err());
     }
 
     #[test]

@@ -9,10 +9,10 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 /// Most descriptors one frame may carry (a job's arrays; a fork's three pipes).
-pub const MAX_FDS: usize = 64;
+pub const MAX_FDS: usize = crate::sys::MAX_FDS;
 
 /// Writes `frame` with `fds` attached to its first byte: one sendmsg(2), then the rest
 /// of the frame (if the socket took only part of it) as plain data.
@@ -30,56 +30,13 @@ where
     if frame.is_empty() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty frame"));
     }
-    let mut control = [0u64; control_words()];
-    let mut iov = libc::iovec {
-        iov_base: frame.as_ptr().cast_mut().cast(),
-        iov_len: frame.len(),
-    };
-    let sent = loop {
-        // SAFETY: an all-zero msghdr is valid; the fields set below point at live locals
-        // whose sizes they state (sendmsg only reads through `iov_base`), and the
-        // CMSG_* macros stay inside `control`, sized for MAX_FDS descriptors.
-        let sent = unsafe {
-            let mut msg: libc::msghdr = std::mem::zeroed();
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            if !fds.is_empty() {
-                let data_len = std::mem::size_of_val(fds) as u32;
-                msg.msg_control = control.as_mut_ptr().cast();
-                msg.msg_controllen = libc::CMSG_SPACE(data_len) as usize;
-                let cmsg = libc::CMSG_FIRSTHDR(&msg);
-                (*cmsg).cmsg_level = libc::SOL_SOCKET;
-                (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-                (*cmsg).cmsg_len = libc::CMSG_LEN(data_len) as usize;
-                std::ptr::copy_nonoverlapping(
-                    fds.as_ptr(),
-                    libc::CMSG_DATA(cmsg).cast::<RawFd>(),
-                    fds.len(),
-                );
-            }
-            libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL)
-        };
-        if sent >= 0 {
-            break sent as usize;
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    };
+    let sent = crate::sys::send_with_fds(sock.as_raw_fd(), frame, fds)?;
     if sent < frame.len() {
         // The descriptors went with the first byte; the rest is plain data.
         let mut sock = sock;
         sock.write_all(&frame[sent..])?;
     }
     Ok(())
-}
-
-/// `u64` words of a control buffer with room for [`MAX_FDS`] descriptors (aligned as
-/// cmsg headers need).
-const fn control_words() -> usize {
-    // cmsghdr (16 bytes on 64-bit Linux) + the descriptors, rounded up, plus slack.
-    (16 + MAX_FDS * std::mem::size_of::<RawFd>()) / 8 + 2
 }
 
 /// A reader over a Unix stream socket that keeps the descriptors arriving with the
@@ -117,48 +74,9 @@ impl Read for FdReader {
         if buf.is_empty() {
             return Ok(0);
         }
-        let mut control = [0u64; control_words()];
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len(),
-        };
-        // SAFETY: an all-zero msghdr is valid (no name, no buffers).
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&control);
-        let got = loop {
-            // SAFETY: `msg` points at `buf` and `control`, live for this call, with the
-            // sizes it states.
-            let n =
-                unsafe { libc::recvmsg(self.sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
-            if n >= 0 {
-                break n as usize;
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        };
-        // SAFETY: the CMSG_* macros walk the control buffer the kernel just filled,
-        // within the length it reported in msg_controllen; each descriptor it lists
-        // was installed in this process by the kernel and is owned by nothing else.
-        unsafe {
-            let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-            while !cmsg.is_null() {
-                if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-                    let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
-                    let bytes = (*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
-                    for i in 0..bytes / std::mem::size_of::<RawFd>() {
-                        self.fds
-                            .push_back(OwnedFd::from_raw_fd(data.add(i).read_unaligned()));
-                    }
-                }
-                cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
-            }
-        }
-        if msg.msg_flags & libc::MSG_CTRUNC != 0 {
+        let (got, truncated) =
+            crate::sys::recv_with_fds(self.sock.as_raw_fd(), buf, &mut self.fds)?;
+        if truncated {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("more than {MAX_FDS} descriptors in one frame"),

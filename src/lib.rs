@@ -68,6 +68,9 @@
 //! (use a VM boundary for that).
 
 #![deny(missing_docs)]
+// Unsafe code lives in two rooms only, each allowed where it is declared: `sys` (libc)
+// and `worker::cpython` (the interpreter's C API).
+#![deny(unsafe_code)]
 // A `JobFailure` is the job's whole diagnosis (exception, hint, traceback), built at
 // most once per job and handed to the caller: its size is not worth a box.
 #![allow(clippy::result_large_err)]
@@ -90,6 +93,9 @@ pub mod record;
 pub mod report;
 pub mod sandbox;
 mod supervisor;
+// The crate's one room for libc calls (the other unsafe room is `worker::cpython`).
+#[allow(unsafe_code)]
+mod sys;
 pub mod validate;
 pub mod worker;
 mod workspace;

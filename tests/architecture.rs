@@ -1,6 +1,7 @@
 //! The library's module graph, read from its sources: no two modules depend on each
-//! other (directly or around a loop), and no arrow points up the layers below. `make
-//! arch` runs this alone; `make test` runs it with everything else.
+//! other (directly or around a loop), no arrow points up the layers below, and unsafe
+//! code lives in two files. `make arch` runs this alone; `make test` runs it with
+//! everything else.
 //!
 //! An edge is a path a module names: `crate::a::b`, `super::x`, or a name the crate
 //! root re-exports (`crate::Executor` is the supervisor's). Comments are not read. A
@@ -17,6 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "data and rules: no process, no interpreter",
         &[
             "error",
+            "sys",
             "digest",
             "python_env",
             "figure",
@@ -71,7 +73,9 @@ fn the_library_has_no_module_cycle_and_no_upward_arrow() {
             panic!("module {from} is in no layer: add it to LAYERS");
         };
         for to in tos {
-            let to_layer = layer_of[top(to).as_str()];
+            let Some(&to_layer) = layer_of.get(top(to).as_str()) else {
+                panic!("module {to} is in no layer: add it to LAYERS");
+            };
             if to_layer > from_layer {
                 upward.push(format!(
                     "{from} ({}) -> {to} ({})",
@@ -81,6 +85,41 @@ fn the_library_has_no_module_cycle_and_no_upward_arrow() {
         }
     }
     assert!(upward.is_empty(), "arrows up the layers: {upward:#?}");
+}
+
+/// The files allowed to hold `unsafe` code: libc calls and the interpreter's C API.
+const UNSAFE_ROOMS: &[&str] = &["sys", "worker::cpython"];
+
+#[test]
+fn unsafe_code_lives_in_two_rooms() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = BTreeMap::new();
+    collect(&root, &root, &[], &mut files);
+    let mut with_unsafe: Vec<&str> = files
+        .iter()
+        .filter(|(_, text)| {
+            let code = strip_comments(text);
+            code.contains("unsafe {") || code.contains("unsafe fn") || code.contains("unsafe impl")
+        })
+        .map(|(m, _)| m.as_str())
+        .collect();
+    with_unsafe.sort();
+    assert_eq!(
+        with_unsafe, UNSAFE_ROOMS,
+        "unsafe code outside its two rooms"
+    );
+    // The crate denies unsafe code; only the two rooms' declarations allow it.
+    assert!(strip_comments(&files[""]).contains("#![deny(unsafe_code)]"));
+    let allows: Vec<&str> = files
+        .iter()
+        .filter(|(_, text)| strip_comments(text).contains("allow(unsafe_code)"))
+        .map(|(m, _)| m.as_str())
+        .collect();
+    assert_eq!(
+        allows,
+        ["", "worker"],
+        "allow(unsafe_code) outside the rooms' parents"
+    );
 }
 
 #[test]

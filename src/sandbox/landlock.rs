@@ -37,23 +37,13 @@ const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1 << 0;
 /// ruleset and restricts nothing (landlock_create_ruleset(2) with
 /// `LANDLOCK_CREATE_RULESET_VERSION`).
 pub fn kernel_abi() -> Result<i32, &'static str> {
-    // SAFETY: with a NULL attr, size 0 and the VERSION flag the kernel reads no memory
-    // and returns the ABI version (landlock_create_ruleset(2)).
-    let v = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            LANDLOCK_CREATE_RULESET_VERSION,
-        )
-    };
-    if v >= 1 {
-        return Ok(i32::try_from(v).unwrap_or(i32::MAX));
-    }
-    match std::io::Error::last_os_error().raw_os_error() {
-        Some(libc::EOPNOTSUPP) => Err("landlock not enabled at boot"),
-        Some(libc::ENOSYS) => Err("landlock not built into the kernel"),
-        _ => Err("landlock query failed"),
+    match crate::sys::landlock_abi(LANDLOCK_CREATE_RULESET_VERSION) {
+        Ok(v) => Ok(i32::try_from(v).unwrap_or(i32::MAX)),
+        Err(e) => match e.raw_os_error() {
+            Some(libc::EOPNOTSUPP) => Err("landlock not enabled at boot"),
+            Some(libc::ENOSYS) => Err("landlock not built into the kernel"),
+            _ => Err("landlock query failed"),
+        },
     }
 }
 

@@ -512,28 +512,16 @@ fn count_threads() -> Option<usize> {
 
 /// Sets `PR_SET_NO_NEW_PRIVS` and reads it back (prctl(2)).
 fn set_no_new_privs() -> std::io::Result<bool> {
-    // SAFETY: PR_SET_NO_NEW_PRIVS takes integer arguments only (prctl(2): arg2 = 1,
-    // the rest must be 0); no memory is passed to the kernel.
-    let rc = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    crate::sys::set_no_new_privs()?;
     get_no_new_privs()
 }
 
 /// `PR_GET_SECCOMP` (prctl(2)): 0 off, 2 filter mode; `None` if the query failed.
 fn seccomp_mode() -> Option<i32> {
-    // SAFETY: PR_GET_SECCOMP takes no pointer and returns the mode as the result.
-    let rc = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
-    (rc >= 0).then_some(rc)
+    crate::sys::seccomp_mode()
 }
 
 /// Reads `PR_GET_NO_NEW_PRIVS` (prctl(2)); does not change anything.
 fn get_no_new_privs() -> std::io::Result<bool> {
-    // SAFETY: PR_GET_NO_NEW_PRIVS takes no pointer and returns the flag as the result.
-    let rc = unsafe { libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) };
-    if rc < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(rc == 1)
+    crate::sys::no_new_privs()
 }

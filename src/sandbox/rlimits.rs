@@ -42,33 +42,14 @@ fn set(resource: Resource, name: &'static str, value: u64) -> Result<(), Sandbox
         resource: name,
         source,
     };
-    let mut cur = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `cur` is a valid, writable `struct rlimit` for the duration of the call.
-    if unsafe { libc::getrlimit(resource, &mut cur) } != 0 {
-        return Err(err(std::io::Error::last_os_error()));
-    }
-    let v = value.min(cur.rlim_max);
-    let new = libc::rlimit {
-        rlim_cur: v,
-        rlim_max: v,
-    };
-    // SAFETY: `new` is a valid `struct rlimit` read by the kernel during the call.
-    if unsafe { libc::setrlimit(resource, &new) } != 0 {
-        return Err(err(std::io::Error::last_os_error()));
-    }
+    let (_, hard) = crate::sys::rlimit(resource).map_err(err)?;
+    let v = value.min(hard);
+    crate::sys::set_rlimit(resource, v, v).map_err(err)?;
     Ok(())
 }
 
 /// `signal(SIGXFSZ, SIG_IGN)`; see [`apply`].
 fn ignore_sigxfsz() -> Result<(), SandboxError> {
-    // SAFETY: SIG_IGN installs no handler code, so no async-signal-safety concerns;
-    // SIGXFSZ is a valid, catchable signal (signal(7)).
-    let prev = unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
-    if prev == libc::SIG_ERR {
-        return Err(SandboxError::Signal(std::io::Error::last_os_error()));
-    }
+    crate::sys::ignore_signal(libc::SIGXFSZ).map_err(SandboxError::Signal)?;
     Ok(())
 }

@@ -12,9 +12,7 @@
 //! the worker is single-threaded (unshare(2) with `CLONE_NEWUSER` requires it), and
 //! before seccomp (which denies mount(2) and unshare(2)).
 
-use std::ffi::CString;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -40,18 +38,10 @@ fn own_inodes(spec: &ScratchSpec) -> u64 {
 
 /// Which limit of the scratch file system is used up, if any (statfs(2) of `dir`).
 pub fn exhausted(dir: &Path) -> Option<ScratchLimit> {
-    let path = cstring(dir).ok()?;
-    // SAFETY: statvfs writes into the zeroed struct we own; `path` is NUL-terminated.
-    let st = unsafe {
-        let mut st: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(path.as_ptr(), &mut st) != 0 {
-            return None;
-        }
-        st
-    };
-    if st.f_files > 0 && st.f_ffree == 0 {
+    let (blocks, free_blocks, files, free_files) = crate::sys::fs_usage(dir)?;
+    if files > 0 && free_files == 0 {
         Some(ScratchLimit::Files)
-    } else if st.f_blocks > 0 && st.f_bfree == 0 {
+    } else if blocks > 0 && free_blocks == 0 {
         Some(ScratchLimit::Bytes)
     } else {
         None
@@ -71,85 +61,21 @@ pub enum ScratchLimit {
 /// Mounts the scratch file system (see the module docs). On error nothing is mounted
 /// and the directories stay as they were.
 pub fn mount(spec: &ScratchSpec) -> io::Result<()> {
-    private_mount_namespace()?;
+    crate::sys::private_mount_namespace()?;
     let options = format!(
         "size={},nr_inodes={},mode=0700",
         spec.bytes.max(4096),
         spec.files + own_inodes(spec)
     );
-    let root = cstring(&spec.root)?;
-    let tmpfs = c"tmpfs";
-    let options = CString::new(options).map_err(io::Error::other)?;
-    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-    // SAFETY: all pointers are NUL-terminated strings that outlive the call.
-    check(unsafe {
-        libc::mount(
-            tmpfs.as_ptr(),
-            root.as_ptr(),
-            tmpfs.as_ptr(),
-            flags,
-            options.as_ptr().cast(),
-        )
-    })?;
+    crate::sys::mount_tmpfs(&spec.root, &options)?;
     for dir in &spec.dirs {
         let name = dir
             .file_name()
             .ok_or_else(|| io::Error::other("scratch directory without a name"))?;
         let inside = spec.root.join(name);
         std::fs::create_dir(&inside)?;
-        let (from, to) = (cstring(&inside)?, cstring(dir)?);
-        // SAFETY: as above; MS_BIND ignores the file system type and data arguments.
-        check(unsafe {
-            libc::mount(
-                from.as_ptr(),
-                to.as_ptr(),
-                std::ptr::null(),
-                libc::MS_BIND,
-                std::ptr::null(),
-            )
-        })?;
+        crate::sys::bind_mount(&inside, dir)?;
     }
     // The binds keep the file system alive; `scratch/` itself is an empty directory again.
-    // SAFETY: `root` is a NUL-terminated path.
-    check(unsafe { libc::umount2(root.as_ptr(), libc::MNT_DETACH) })?;
-    Ok(())
-}
-
-/// A mount namespace of our own whose mounts do not propagate to the host's. As root
-/// (CAP_SYS_ADMIN) unshare(CLONE_NEWNS) alone suffices; otherwise a user namespace that
-/// maps our own uid and gid gives us the capability inside it (user_namespaces(7)).
-fn private_mount_namespace() -> io::Result<()> {
-    // SAFETY: unshare(2) changes only this (single-threaded) process's namespaces.
-    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
-        // SAFETY: getuid/getgid cannot fail.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        // SAFETY: as above.
-        check(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) })?;
-        std::fs::write("/proc/self/setgroups", "deny")?;
-        std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
-        std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
-    }
-    // systemd makes `/` a shared mount: without this our tmpfs would appear on the host.
-    // SAFETY: NUL-terminated constant path; null type and data are allowed here.
-    check(unsafe {
-        libc::mount(
-            std::ptr::null(),
-            c"/".as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        )
-    })
-}
-
-fn cstring(path: &Path) -> io::Result<CString> {
-    CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)
-}
-
-fn check(rc: libc::c_int) -> io::Result<()> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    crate::sys::unmount_detach(&spec.root)
 }

@@ -612,25 +612,12 @@ pub fn available() -> Result<(), String> {
     if target_arch().is_none() {
         return Err(format!("no filter for {}", std::env::consts::ARCH));
     }
-    let action: u32 = libc::SECCOMP_RET_ERRNO;
-    // SAFETY: SECCOMP_GET_ACTION_AVAIL reads one u32 from the pointer, which points to
-    // a live local for the duration of the call; flags must be 0 (seccomp(2)).
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_GET_ACTION_AVAIL,
-            0,
-            &action as *const u32,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(format!(
+    crate::sys::seccomp_errno_available().map_err(|e| {
+        format!(
             "seccomp filters unavailable: errno {}",
-            std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-        ))
-    }
+            e.raw_os_error().unwrap_or(0)
+        )
+    })
 }
 
 #[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]

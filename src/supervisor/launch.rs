@@ -96,24 +96,9 @@ pub(crate) fn worker_command(
         .env("SOURCE_DATE_EPOCH", "0")
         .current_dir(&dirs.tmp)
         .process_group(0);
-    // SAFETY: the closure runs in the forked child before exec and only calls
-    // close_range(2) or fcntl(2), both async-signal-safe, on the child's own
-    // descriptors. Stdio is in place (0-2) by then; everything above it is a host
-    // descriptor that was not close-on-exec (a socket a service manager passed, a file
-    // some library opened): marked close-on-exec here, it never reaches a worker.
-    unsafe {
-        cmd.pre_exec(|| {
-            const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-            let rc = libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC);
-            if rc != 0 {
-                // Before Linux 5.11: one by one up to the descriptor limit.
-                for fd in 3..libc::sysconf(libc::_SC_OPEN_MAX).clamp(3, 65_536) as libc::c_int {
-                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-                }
-            }
-            Ok(())
-        });
-    }
+    // A host descriptor that was not close-on-exec (a socket a service manager
+    // passed, a file some library opened) never reaches a worker.
+    crate::sys::close_inherited_on_exec(&mut cmd);
     for name in PASS_THROUGH {
         if let Some(v) = std::env::var_os(name) {
             cmd.env(name, v);
@@ -203,18 +188,8 @@ pub(crate) fn spawn_cold(
     cmd.stdin(Stdio::from(OwnedFd::from(theirs)))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: the closure runs in the forked child before exec and only calls
-    // prctl(2), which is async-signal-safe. PR_SET_PDEATHSIG makes the kernel kill the
-    // worker if the supervisor thread that spawned it dies, so no worker outlives a
-    // crashed host.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    // No worker outlives a crashed host.
+    crate::sys::die_with_parent_on_exec(&mut cmd);
     let mut child = cmd.spawn().map_err(Error::Spawn)?;
     // The child's end lives in `cmd`: close it here so that the worker sees EOF when
     // ours closes.
@@ -228,14 +203,7 @@ pub(crate) fn spawn_cold(
 /// Sends SIGKILL to the process group `leader` leads: every process a launch starts
 /// leads its own group, so a worker's or the zygote's descendants die with it.
 pub(crate) fn kill_group(leader: u32) {
-    let Ok(pid) = libc::pid_t::try_from(leader) else {
-        return;
-    };
-    // SAFETY: kill(2) takes plain integers; a negative pid names the process group. The
-    // caller still owns the group (its leader is not reaped yet), so the id is not reused.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
+    crate::sys::kill_group(leader);
 }
 
 /// The newest bytes a child wrote to stderr, shared with the thread that drains it.

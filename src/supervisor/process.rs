@@ -307,7 +307,10 @@ impl WorkerProcess {
         let mut fields = statm.split_whitespace().skip(1);
         let mut next = || -> Option<u64> { fields.next()?.parse::<u64>().ok() };
         let (resident, shared) = (next()?, next()?);
-        Some((resident * page_size(), shared * page_size()))
+        Some((
+            resident * crate::sys::page_size(),
+            shared * crate::sys::page_size(),
+        ))
     }
 
     /// Clears the stderr tail (at the start of a job).
@@ -328,8 +331,8 @@ impl WorkerProcess {
     pub(crate) fn dump_stack(&self, wait: Duration) -> Option<String> {
         const HEADER: &[u8] = b"(most recent call first):\n";
         let start = self.stderr.lock().len();
-        // SAFETY: kill(2) on the worker's own pid (not yet reaped: we hold it).
-        if unsafe { libc::kill(self.child.pid() as libc::pid_t, libc::SIGUSR1) } != 0 {
+        // The worker's own pid, not yet reaped: we hold it.
+        if crate::sys::signal(self.child.pid(), libc::SIGUSR1).is_err() {
             return None;
         }
         let deadline = Instant::now() + wait;
@@ -408,10 +411,4 @@ pub(crate) enum RecvError {
     Timeout,
     /// The worker closed its end (it exited or crashed), or sent garbage.
     Closed(String),
-}
-
-fn page_size() -> u64 {
-    // SAFETY: sysconf(2) has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(size).unwrap_or(4096)
 }

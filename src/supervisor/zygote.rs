@@ -46,7 +46,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -312,8 +312,8 @@ impl Zygote {
         // The protocol input is a socket: jobs pass descriptors over it.
         let (stdin_w, stdin_r) = UnixStream::pair()?;
         let (stdin_w, stdin_r) = (OwnedFd::from(stdin_w), OwnedFd::from(stdin_r));
-        let (stdout_r, stdout_w) = pipe()?;
-        let (stderr_r, stderr_w) = pipe()?;
+        let (stdout_r, stdout_w) = crate::sys::pipe()?;
+        let (stderr_r, stderr_w) = crate::sys::pipe()?;
         send_with_fds(
             &self.sock,
             &ZygoteRequest::Fork,
@@ -377,17 +377,6 @@ impl Zygote {
             let _ = d.join();
         }
     }
-}
-
-/// A pipe whose both ends are close-on-exec (read end, write end).
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2(2) writes two descriptors into the array on success.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors were just created and are owned by nothing else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Sends one request frame with `fds` attached (SCM_RIGHTS).

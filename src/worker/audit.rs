@@ -22,14 +22,12 @@
 //! Numpy and other C code can open files without a Python-level `open`: the kernel
 //! layer (Landlock) is what stops those.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::c_int;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use pyo3::exceptions::PyPermissionError;
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -45,24 +43,9 @@ pub struct Roots {
 static ROOTS: OnceLock<Roots> = OnceLock::new();
 static ARMED: AtomicBool = AtomicBool::new(false);
 
-extern "C" {
-    // Declared by CPython's `Include/cpython/sysmodule.h`; pyo3-ffi does not bind it.
-    fn PySys_AddAuditHook(
-        hook: extern "C" fn(*const c_char, *mut ffi::PyObject, *mut c_void) -> c_int,
-        user_data: *mut c_void,
-    ) -> c_int;
-}
-
 /// Registers the hook. Must run before the interpreter is initialised.
 pub fn register() -> Result<(), String> {
-    // SAFETY: PySys_AddAuditHook may be called before Py_Initialize (it is documented
-    // for exactly that); `hook` is a plain function that lives for the whole process.
-    let rc = unsafe { PySys_AddAuditHook(hook, std::ptr::null_mut()) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err("PySys_AddAuditHook refused the hook".into())
-    }
+    super::cpython::add_audit_hook(&ARMED, decide)
 }
 
 /// Arms the hook with the allowed roots. Irreversible.
@@ -172,30 +155,15 @@ fn matches(name: &str, list: &[&str]) -> bool {
     })
 }
 
-extern "C" fn hook(event: *const c_char, args: *mut ffi::PyObject, _: *mut c_void) -> c_int {
-    if !ARMED.load(Ordering::Relaxed) {
-        return 0;
-    }
-    // SAFETY: CPython calls audit hooks with a valid NUL-terminated event name.
-    let name = unsafe { CStr::from_ptr(event) }.to_str().unwrap_or("");
-    // SAFETY: audit hooks are called with the GIL held (sys.audit's contract).
-    let py = unsafe { Python::assume_attached() };
-    // SAFETY: `args` is a borrowed, valid tuple for the duration of the call.
-    let args = unsafe { Bound::from_borrowed_ptr(py, args) };
-    let decision = match args.cast::<PyTuple>() {
-        Ok(args) => decide(py, name, args),
-        Err(_) => Decision::Allow,
-    };
-    match decision {
-        Decision::Allow => 0,
-        Decision::Deny(message) => {
-            PyPermissionError::new_err(message).restore(py);
-            -1
-        }
+/// The hook's judgement of one event (once armed): `Some(message)` refuses it.
+fn decide(py: Python<'_>, name: &str, args: &Bound<'_, PyTuple>) -> Option<String> {
+    match judge(py, name, args) {
+        Decision::Allow => None,
+        Decision::Deny(message) => Some(message),
     }
 }
 
-fn decide(py: Python<'_>, name: &str, args: &Bound<'_, PyTuple>) -> Decision {
+fn judge(py: Python<'_>, name: &str, args: &Bound<'_, PyTuple>) -> Decision {
     let deny = |what: &str| Decision::Deny(format!("{what} is not allowed in this sandbox"));
     if matches(name, DENY_ALWAYS) {
         return deny(name);
@@ -234,22 +202,7 @@ fn decide(py: Python<'_>, name: &str, args: &Bound<'_, PyTuple>) -> Decision {
 
 /// Whether the innermost Python frame runs the job's own code.
 fn innermost_frame_is_job(py: Python<'_>) -> bool {
-    // SAFETY: with the GIL held, PyEval_GetFrame returns a borrowed frame or NULL;
-    // PyFrame_GetCode returns a new reference that `from_owned_ptr` takes over.
-    unsafe {
-        let frame = ffi::PyEval_GetFrame();
-        if frame.is_null() {
-            return false;
-        }
-        let code = ffi::PyFrame_GetCode(frame);
-        if code.is_null() {
-            return false;
-        }
-        let code = Bound::from_owned_ptr(py, code.cast::<ffi::PyObject>());
-        code.getattr("co_filename")
-            .and_then(|f| f.extract::<String>())
-            .is_ok_and(|f| f == "<job>")
-    }
+    super::cpython::innermost_code_filename(py).is_some_and(|f| f == "<job>")
 }
 
 fn check_path(args: &Bound<'_, PyTuple>, index: usize, writes: bool) -> Decision {

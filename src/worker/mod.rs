@@ -37,13 +37,14 @@
 
 mod array;
 mod audit;
-mod identities;
-mod interpreter;
+// The worker's one room for the interpreter's C API (the other unsafe room is
+// `crate::sys`).
+#[allow(unsafe_code)]
+mod cpython;
 mod zygote;
 
 use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Write};
-use std::os::fd::FromRawFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -168,21 +169,8 @@ fn serve_process() -> u8 {
 
 /// Moves the protocol off fds 0 and 1 (see the module docs).
 fn take_protocol_fds() -> std::io::Result<(File, File)> {
-    // SAFETY: dup/dup2/open on descriptors this process owns; the duplicated descriptors
-    // are handed to `File`, which becomes their only owner.
-    unsafe {
-        let proto_in = libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3);
-        let proto_out = libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3);
-        if proto_in < 0 || proto_out < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-        if null < 0 || libc::dup2(null, 0) < 0 || libc::dup2(2, 1) < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        libc::close(null);
-        Ok((File::from_raw_fd(proto_in), File::from_raw_fd(proto_out)))
-    }
+    let (input, output) = crate::sys::move_off_stdio()?;
+    Ok((File::from(input), File::from(output)))
 }
 
 fn serve(
@@ -204,7 +192,7 @@ fn serve(
     };
 
     // The audit hook must exist before the interpreter does (see `audit`).
-    if let Err(message) = audit::register().and_then(|()| interpreter::initialize(&init.python)) {
+    if let Err(message) = audit::register().and_then(|()| cpython::initialize(&init.python)) {
         return init_failed(output, InitStage::Interpreter, message);
     }
     let prelude = match Python::attach(|py| warm_up(py, &init)) {
@@ -348,12 +336,7 @@ fn serve(
 /// worker's private memory stays at the high-water mark of every job it ran: the
 /// pool's per-worker cost and the soft memory limit would measure old jobs, not state.
 fn return_freed_memory() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: malloc_trim(3) only releases free memory of the allocator's own arenas;
-    // this thread is the only one running Python and holds no allocator lock here.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    crate::sys::trim_heap();
 }
 
 /// The prelude module, the versions it found, and whether render-once is active.
@@ -440,7 +423,7 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
                 c"pyward_state_guard.py",
                 c"_pyward_state_guard",
             )
-            .and_then(|guard| identities::install(&guard).map(|()| guard))
+            .and_then(|guard| cpython::install_identities(&guard).map(|()| guard))
             .map_err(describe(InitStage::Interpreter))?,
         )
     };

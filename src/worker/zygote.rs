@@ -33,11 +33,10 @@ use std::io::{self, BufReader, BufWriter};
 use std::os::fd::{AsRawFd, IntoRawFd, RawFd};
 use std::time::{Duration, Instant};
 
-use pyo3::ffi;
-use pyo3::Python;
-
+use super::cpython;
 use crate::fdpass::FdReader;
 use crate::protocol::{self, ZygoteReply, ZygoteRequest};
+use crate::sys;
 
 /// Descriptors a fork request carries: protocol in, protocol out, stderr.
 const FORK_FDS: usize = 3;
@@ -68,26 +67,25 @@ pub(super) fn serve_zygote(
                     protocol::send(output, &ZygoteReply::ForkFailed { message })?;
                     continue;
                 };
-                let fds: Vec<RawFd> = fds.into_iter().map(IntoRawFd::into_raw_fd).collect();
                 if !input.buffer().is_empty() {
-                    close_all(&fds);
                     return Err(io::Error::other("zygote: data after a fork request"));
                 }
                 let forked_at = Instant::now();
-                let pid = fork_child();
+                let pid = cpython::fork();
                 if pid == 0 {
+                    // The child closes them itself (every descriptor but its own).
+                    let fds: Vec<RawFd> = fds.into_iter().map(IntoRawFd::into_raw_fd).collect();
                     become_worker(&fds, in_fd, out_fd);
                     return Ok(Some(forked_at));
                 }
-                close_all(&fds);
+                drop(fds);
                 let reply = if pid < 0 {
                     ZygoteReply::ForkFailed {
                         message: io::Error::last_os_error().to_string(),
                     }
                 } else {
-                    // SAFETY: setpgid(2) on our own, just-forked child; no memory involved.
                     // The child does the same; whichever runs first wins, both agree.
-                    unsafe { libc::setpgid(pid, pid) };
+                    sys::own_process_group(pid);
                     ZygoteReply::Forked { pid }
                 };
                 protocol::send(output, &reply)?;
@@ -138,80 +136,32 @@ pub(super) fn no_open_files(keep: &[RawFd]) -> Result<(), String> {
     }
 }
 
-/// Forks with CPython's fork protocol; returns fork(2)'s result (0 in the child).
-fn fork_child() -> libc::pid_t {
-    Python::attach(|_py| {
-        // SAFETY: the GIL is held (we are inside `attach`), as PyOS_BeforeFork and the
-        // after-fork functions require; this process has exactly one thread, so fork(2)
-        // cannot copy a lock that another thread holds. Exactly one of the after-fork
-        // functions runs on each side, as CPython's own `os.fork` does.
-        unsafe {
-            ffi::PyOS_BeforeFork();
-            let pid = libc::fork();
-            if pid == 0 {
-                ffi::PyOS_AfterFork_Child();
-            } else {
-                ffi::PyOS_AfterFork_Parent();
-            }
-            pid
-        }
-    })
-}
-
 /// In the child: own process group, die with the zygote, adopt the received
-/// descriptors, close everything else.
+/// descriptors, close everything else. The received descriptors are open (the kernel
+/// installed them when the request was read); `in_fd` and `out_fd` are owned by the
+/// worker's `File`s, which keep using those numbers, now pointing at the new
+/// descriptors. The close range skips exactly them and 0-2; nothing else in this
+/// process holds a descriptor it will use again (the zygote runs no job code and
+/// Python keeps no file open after warm-up).
 fn become_worker(fds: &[RawFd], in_fd: RawFd, out_fd: RawFd) {
-    // SAFETY: plain syscalls on this process's own attributes and descriptors. The
-    // received descriptors are open (the kernel installed them when the request was read);
-    // `in_fd` and `out_fd` are owned by the worker's `File`s, which keep using those
-    // numbers, now pointing at the new descriptors. The close range skips exactly them and
-    // 0-2; nothing else in this process holds a descriptor it will use again (the
-    // zygote runs no job code and Python keeps no file open after warm-up).
-    unsafe {
-        let zygote = libc::getppid();
-        libc::setpgid(0, 0);
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-        if libc::getppid() != zygote {
-            // The zygote died between fork and prctl: nobody would reap or kill us.
-            libc::_exit(70);
-        }
-        if libc::dup2(fds[2], 2) < 0
-            || libc::dup2(2, 1) < 0
-            || libc::dup2(fds[0], in_fd) < 0
-            || libc::dup2(fds[1], out_fd) < 0
-        {
-            libc::_exit(71);
-        }
-        let (lo, hi) = (in_fd.min(out_fd), in_fd.max(out_fd));
-        close_range(3, lo - 1);
-        close_range(lo + 1, hi - 1);
-        close_range(hi + 1, libc::c_int::MAX);
+    let zygote = sys::parent_pid();
+    sys::own_process_group(0);
+    let _ = sys::die_with_parent();
+    if sys::parent_pid() != zygote {
+        // The zygote died between fork and prctl: nobody would reap or kill us.
+        sys::exit_now(70);
     }
-}
-
-/// Closes every descriptor in `first..=last` (nothing when the range is empty).
-fn close_range(first: libc::c_int, last: libc::c_int) {
-    if first > last {
-        return;
+    let moved = sys::dup2(fds[2], 2)
+        .and_then(|()| sys::dup2(2, 1))
+        .and_then(|()| sys::dup2(fds[0], in_fd))
+        .and_then(|()| sys::dup2(fds[1], out_fd));
+    if moved.is_err() {
+        sys::exit_now(71);
     }
-    // SAFETY: close_range(2) only closes descriptors; the caller chose the range.
-    let rc = unsafe { libc::syscall(libc::SYS_close_range, first as u32, last as u32, 0u32) };
-    if rc != 0 {
-        // Kernels before 5.9: close them one by one up to the descriptor limit.
-        let limit = last.min(65_536);
-        for fd in first..=limit {
-            // SAFETY: as above; EBADF for descriptors that are not open is harmless.
-            unsafe { libc::close(fd) };
-        }
-    }
-}
-
-fn close_all(fds: &[RawFd]) {
-    for &fd in fds {
-        // SAFETY: these descriptors were received in this process and are owned by
-        // nothing else.
-        unsafe { libc::close(fd) };
-    }
+    let (lo, hi) = (in_fd.min(out_fd), in_fd.max(out_fd));
+    sys::close_range(3, lo - 1);
+    sys::close_range(lo + 1, hi - 1);
+    sys::close_range(hi + 1, RawFd::MAX);
 }
 
 fn wait_for(pid: i32, timeout: Duration) -> Option<i32> {
@@ -220,16 +170,12 @@ fn wait_for(pid: i32, timeout: Duration) -> Option<i32> {
     }
     let until = Instant::now() + timeout;
     loop {
-        let mut status = 0;
-        // SAFETY: waitpid(2) on one pid, writing into a live local.
-        let got = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        if got == pid {
-            return Some(status);
+        match sys::wait_nohang(pid) {
+            sys::Waited::Exited(status) => return Some(status),
+            // Not ours (or already reported).
+            sys::Waited::NotOurs => return None,
+            sys::Waited::Running if Instant::now() >= until => return None,
+            sys::Waited::Running => std::thread::sleep(Duration::from_micros(500)),
         }
-        if got < 0 || Instant::now() >= until {
-            // ECHILD: not ours (or already reported).
-            return None;
-        }
-        std::thread::sleep(Duration::from_micros(500));
     }
 }
