@@ -43,7 +43,7 @@ lint: venv
 # The module graph: no cycle between modules, no arrow up the library's layers
 # (tests/architecture.rs reads the sources; the layers are listed there).
 arch: venv
-	cargo test --test architecture
+	cargo test --test it architecture::
 
 # Every bench in sequence, then the report (docs/bench/REPORT.md and chart.png, the chart
 # drawn by a pyward job). About 5-10 minutes on 2 cores. A quick trial:

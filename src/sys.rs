@@ -133,14 +133,9 @@ pub(crate) fn close_inherited_on_exec(cmd: &mut Command) {
 /// it dies, so that no worker outlives a crashed host.
 pub(crate) fn die_with_parent_on_exec(cmd: &mut Command) {
     // SAFETY: the closure runs in the forked child before exec and only calls
-    // prctl(2), which is async-signal-safe.
+    // prctl(2) (through `die_with_parent`), which is async-signal-safe.
     unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        cmd.pre_exec(die_with_parent);
     }
 }
 

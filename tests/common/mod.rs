@@ -9,7 +9,7 @@ use pyward::{Executor, ExecutorBuilder, Outcome};
 
 mod processes;
 #[allow(unused_imports)]
-pub use processes::{descendants, process_alive};
+pub use processes::{descendants, process_alive, wait_until};
 
 /// The shipped sample data.
 pub fn examples_data() -> PathBuf {
@@ -92,3 +92,16 @@ pub fn sweep(script: &str) -> serde_json::Value {
 mod schema;
 #[allow(unused_imports)]
 pub use schema::assert_valid_report;
+
+/// Waits (asynchronously, bounded) until `n` of the pool's workers hold a job: the
+/// moment a job runs, without guessing how long its dispatch takes on a loaded machine.
+pub async fn busy_workers(exec: &Executor, n: usize) {
+    let started = std::time::Instant::now();
+    while exec.stats().busy < n {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{n} worker(s) never took a job"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}

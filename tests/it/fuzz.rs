@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use pyward::gate::{self, BadInput, Policy};
 
 const SEEDS: &[&str] = &[
-    include_str!("data/realistic_200.py"),
+    include_str!("../data/realistic_200.py"),
     "import numpy as np\nx = np.arange(3)\nprint(f'{x[0]:.2f}', '{:>4}'.format(1))\n",
     "class A(B):\n    def __init__(self, x=1, *a, **k):\n        super().__init__()\n        self._x = [i for i in a if i]\n",
     "try:\n    pass\nexcept* E:\n    pass\nmatch x:\n    case {'a': [1, *r]} | C(k=v):\n        pass\n",

@@ -4,7 +4,7 @@
 //! lookups miss); and a job that tries to change them (gate off, reaching the frozen
 //! tables through the functions' closures) changes nothing for the next job.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 
@@ -84,7 +84,7 @@ fn frozen_text_metrics_draw_the_same_bytes_on_both_corpora() {
 /// plain Python with the gate off, as for any function; the gate is what refuses it.)
 #[test]
 fn a_job_cannot_change_the_frozen_metrics_for_the_next_one() {
-    let typical = include_str!("data/figures/02_typical_line_scatter_legend.py");
+    let typical = include_str!("../data/figures/02_typical_line_scatter_legend.py");
     let attack = r#"
 import matplotlib.text as t
 reached, changed = [], []

@@ -1,6 +1,6 @@
 //! Run records, replay and the repair loop, with the real interpreter.
 
-mod common;
+use crate::common;
 
 use common::{builder, examples_data};
 use pyward::record::{self, Recorder};

@@ -2,7 +2,7 @@
 //! byte what the disk path gives, and never touch the disk (nor, with host PNG encoding,
 //! do PNGs on the default path).
 
-mod common;
+use crate::common;
 
 use common::{builder, expect_ok, figure_corpus};
 use pyward::gate::Policy;

@@ -3,7 +3,7 @@
 //! file system is untouched. Tried with the gate off (the writes go through pandas and
 //! numpy's file writers either way; the gate is not what stops them).
 
-mod common;
+use crate::common;
 
 use pyward::gate::Policy;
 use pyward::sandbox::ScratchLimit;

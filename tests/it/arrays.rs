@@ -2,7 +2,7 @@
 //! read-only numpy arrays, with their exact dtype, shape and values, and nothing the
 //! job does can change the caller's data.
 
-mod common;
+use crate::common;
 
 use common::{builder, expect_ok};
 use pyward::gate::Policy;

@@ -1,7 +1,7 @@
 //! One job must never break the next: whatever state a job leaves behind, the next job on
 //! the same worker runs as on a fresh one, or the worker is retired first.
 
-mod common;
+use crate::common;
 
 use pyward::{Executor, Job, Outcome, RetireReason};
 

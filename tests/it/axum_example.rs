@@ -1,7 +1,7 @@
 //! `examples/axum_service.rs` for real: an HTTP server over one executor, a real client,
 //! and a client that disconnects mid-job, whose worker is then killed and replaced.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;

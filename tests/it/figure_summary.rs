@@ -3,7 +3,7 @@
 //! NaN counts and ranges, the job line that drew each), its one-paragraph text, its
 //! place in the JSON report, the checks that read it, and its off switch.
 
-mod common;
+use crate::common;
 
 use common::{builder, expect_ok};
 use pyward::figure::{FigureSummary, Series};

@@ -2,7 +2,7 @@
 //! report that validates against the published schema, and an `Outcome`'s own serde form
 //! is that report with the artifact bytes embedded (nothing silently dropped).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -65,7 +65,7 @@ fn every_status_is_a_schema_valid_report() {
         let future = gated.run_async(Job::new("while True:\n    pass"));
         let handle = future.cancel_handle();
         let task = tokio::spawn(future);
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        common::busy_workers(&gated, 1).await;
         handle.cancel();
         task.await.unwrap().unwrap()
     });

@@ -1,7 +1,7 @@
 //! The warm executor end to end, with the real embedded interpreter: legitimate figures,
 //! every kind of job failure and recovery from it, concurrency, and clean shutdown.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -656,7 +656,10 @@ fn a_stopped_worker_is_detected_as_a_timeout_and_replaced() {
         })
     };
     // Stop the worker while it runs (SIGSTOP cannot be caught or ignored).
-    std::thread::sleep(Duration::from_millis(300));
+    assert!(common::wait_until(Duration::from_secs(30), || exec
+        .stats()
+        .busy
+        >= 1));
     // SAFETY: kill(2) on the worker pid the executor reported for this test's own pool.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) };
     let outcome = runner.join().unwrap();

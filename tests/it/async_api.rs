@@ -1,7 +1,7 @@
 //! The async API: `run_async` under tokio, cancellation by drop and by handle, and a
 //! pool left whole after a storm of abandoned futures.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -15,6 +15,18 @@ const SPIN: &str = "while True:\n    pass\n";
 /// A job that runs `code` and then saves a small figure (every job must write `OUT`).
 fn job(code: &str) -> Job {
     Job::new(format!("{code}\nplt.plot([1, 2])\nplt.savefig(OUT)\n"))
+}
+
+/// Waits (bounded) until `n` jobs wait in the pool's queue.
+async fn queued_jobs(exec: &pyward::Executor, n: usize) {
+    let started = std::time::Instant::now();
+    while exec.stats().queued < n {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{n} job(s) never queued"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -79,8 +91,7 @@ fn cancelling_a_running_job_kills_its_worker_and_frees_the_slot() {
         let future = exec.run_async(Job::new(SPIN));
         let handle = future.cancel_handle();
         let running = tokio::spawn(future);
-        // An idle worker takes a job within a millisecond; give it ample time.
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        common::busy_workers(&exec, 1).await;
         handle.cancel();
         let outcome = running.await.unwrap().unwrap();
         assert!(
@@ -133,12 +144,12 @@ fn a_cancelled_queued_job_leaves_the_queue_at_once() {
         let busy = exec.run_async(job("import time\ntime.sleep(1.5)\nprint('done')"));
         let busy_handle = busy.cancel_handle();
         let busy = tokio::spawn(busy);
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        common::busy_workers(&exec, 1).await;
         // The one place in the queue.
         let queued = exec.run_async(job("print('queued')"));
         let queued_handle = queued.cancel_handle();
         let queued = tokio::spawn(queued);
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        queued_jobs(&exec, 1).await;
         let refused = exec.run_async(job("print('third')")).await;
         assert!(
             matches!(refused, Err(Error::QueueFull { depth: 1 })),
@@ -169,9 +180,9 @@ fn waiting_for_a_place_does_not_block_and_cancels_cleanly() {
     let rt = runtime();
     rt.block_on(async {
         let busy = tokio::spawn(exec.run_async(job("import time\ntime.sleep(1)")));
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        common::busy_workers(&exec, 1).await;
         let queued = tokio::spawn(exec.run_async(job("print('second')")));
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        queued_jobs(&exec, 1).await;
         // The queue is full: this future parks until a place frees up.
         let waiting = exec.run_async(job("print('third')"));
         let waiting_handle = waiting.cancel_handle();
@@ -219,7 +230,7 @@ fn dropping_the_last_handle_cancels_running_jobs() {
     let rt = runtime();
     rt.block_on(async move {
         let running = tokio::spawn(exec.run_async(Job::new(SPIN)));
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        common::busy_workers(&exec, 1).await;
         // Returns once every worker is stopped; the spinning job would hold its worker
         // for 60 s if the drop waited for it.
         tokio::task::spawn_blocking(move || drop(exec))

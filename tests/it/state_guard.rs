@@ -4,7 +4,7 @@
 //! so the guard is shown to hold where a static refusal would be missed, and again under
 //! `Isolation::Fresh`.
 
-mod common;
+use crate::common;
 
 use pyward::gate::{Policy, Rule};
 use pyward::{Executor, Isolation, Job, RetireReason};

@@ -2,7 +2,7 @@
 //! with the switch on and off, as PNG, SVG and PDF. A matplotlib upgrade that breaks the
 //! patch's assumptions turns render-once off in the worker, and this test fails on it.
 
-mod common;
+use crate::common;
 
 use common::{builder, expect_ok, figure_corpus};
 use pyward::Job;

@@ -3,7 +3,7 @@
 //! members, and file/process/import capabilities re-exported by allowed modules, stay
 //! refused by the gate and, with the gate off, at run time.
 
-mod common;
+use crate::common;
 
 use pyward::gate::{self, BadInput, Policy, Rule};
 use pyward::{Executor, Job, Outcome};

@@ -3,7 +3,7 @@
 //! the gate and runs to the end; a hostile twin of each still fails, statically or at
 //! run time with the gate off.
 
-mod common;
+use crate::common;
 
 use common::{builder, expect_ok};
 use pyward::gate::{self, Policy};

@@ -2,7 +2,7 @@
 //! from the warm template, confined exactly like a cold worker; cold starts happen only
 //! as the visible fallback; nothing survives the executor.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

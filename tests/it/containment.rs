@@ -17,13 +17,13 @@
 //! written, a secret it would have printed, a TCP listener it would have reached, the
 //! host process it would have signalled), and the pool must still serve a normal figure
 //! job. The layer that stopped each attack is derived from the outcome and asserted
-//! against the expected table; the table is printed (`cargo test --test containment --
+//! against the expected table; the table is printed (`cargo test --test it containment:: --
 //! --nocapture`) for the README.
 //!
 //! Runs only where the kernel can enforce every layer ([`SandboxMode::Require`]); on
 //! an older kernel it says so and returns, like `tests/sandbox.rs`.
 
-mod common;
+use crate::common;
 
 use std::fmt;
 use std::io::ErrorKind;

@@ -64,7 +64,7 @@ fn legit_corpus_passes_figures_and_tables() {
 
 #[test]
 fn realistic_200_passes() {
-    let src = include_str!("data/realistic_200.py");
+    let src = include_str!("../data/realistic_200.py");
     assert!(src.lines().count() >= 190);
     allowed(src);
 }

@@ -8,7 +8,7 @@
 //! Inputs read through `srcpath()` live in `tests/data/legit_inputs/`, written by
 //! `tests/data/make_legit_inputs.py`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

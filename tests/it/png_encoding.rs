@@ -4,7 +4,7 @@
 //! same as in the PNG matplotlib writes (`PngEncoder::Matplotlib`); the sizes are
 //! printed and bounded. Run with `--nocapture` to see the size of each.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

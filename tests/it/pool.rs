@@ -3,7 +3,7 @@
 //! and sheds its largest idle workers under host memory pressure. Every job is answered
 //! once, with the right result, throughout.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! job does to its process reaches the next. The same probe under `Reuse` shows what
 //! the mode prevents (so the probe itself can fail).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

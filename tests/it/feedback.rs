@@ -19,7 +19,7 @@
 //! quoted when the texts change; `PYWARD_SHOW_FEEDBACK=1` (with `--nocapture`) prints
 //! every text.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! message that names the fix), the build-id handshake, one binary as its own worker,
 //! and the run-time Python override.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,0 +1,36 @@
+//! The integration tests, one program: one link of the library and libpython instead
+//! of one per area. Each module is an area; `cargo test --test it <module>::` runs one.
+//! The sandbox test (its own harness: it re-executes itself confined) and the soak run
+//! apart.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod architecture;
+mod arrays;
+mod async_api;
+mod axum_example;
+mod cancel_storm;
+mod containment;
+mod corpus;
+mod disk;
+mod downstream;
+mod embedding;
+mod executor;
+mod feedback;
+mod figure_summary;
+mod figures_in_memory;
+mod fuzz;
+mod gallery;
+mod gate;
+mod isolation;
+mod ordinary_python;
+mod png_encoding;
+mod pool;
+mod record;
+mod render_once;
+mod report;
+mod reset;
+mod state_guard;
+mod text_metrics;
+mod zygote;
