@@ -460,7 +460,7 @@ pub fn probe() -> Support {
         Ok(()) => (true, None),
         Err(reason) => (false, Some(reason)),
     };
-    let nnp = get_no_new_privs();
+    let nnp = crate::sys::no_new_privs();
     let require_ok =
         seccomp && nnp.is_ok() && landlock_abi.is_some_and(|v| v >= landlock::REQUIRED_ABI);
     Support {
@@ -473,7 +473,7 @@ pub fn probe() -> Support {
         no_new_privs: nnp.is_ok(),
         no_new_privs_already_set: nnp.unwrap_or(false),
         require_ok,
-        inside_seccomp: seccomp_mode() == Some(2),
+        inside_seccomp: crate::sys::seccomp_mode() == Some(2),
     }
 }
 
@@ -513,15 +513,5 @@ fn count_threads() -> Option<usize> {
 /// Sets `PR_SET_NO_NEW_PRIVS` and reads it back (prctl(2)).
 fn set_no_new_privs() -> std::io::Result<bool> {
     crate::sys::set_no_new_privs()?;
-    get_no_new_privs()
-}
-
-/// `PR_GET_SECCOMP` (prctl(2)): 0 off, 2 filter mode; `None` if the query failed.
-fn seccomp_mode() -> Option<i32> {
-    crate::sys::seccomp_mode()
-}
-
-/// Reads `PR_GET_NO_NEW_PRIVS` (prctl(2)); does not change anything.
-fn get_no_new_privs() -> std::io::Result<bool> {
     crate::sys::no_new_privs()
 }

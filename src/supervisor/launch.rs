@@ -200,12 +200,6 @@ pub(crate) fn spawn_cold(
     Ok((child, stdin.into(), stdout.into(), stderr.into()))
 }
 
-/// Sends SIGKILL to the process group `leader` leads: every process a launch starts
-/// leads its own group, so a worker's or the zygote's descendants die with it.
-pub(crate) fn kill_group(leader: u32) {
-    crate::sys::kill_group(leader);
-}
-
 /// The newest bytes a child wrote to stderr, shared with the thread that drains it.
 pub(crate) type StderrTail = Arc<Mutex<Vec<u8>>>;
 

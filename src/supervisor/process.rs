@@ -15,7 +15,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::config::Config;
 use super::launch::{
-    describe_exit, init_msg, kill_group, spawn_cold, spawn_stderr_drain, startup_error, StderrTail,
+    describe_exit, init_msg, spawn_cold, spawn_stderr_drain, startup_error, StderrTail,
 };
 use super::zygote::{Forked, ZygoteCell};
 use crate::error::{Error, Result};
@@ -357,7 +357,7 @@ impl WorkerProcess {
     /// a group leader by the zygote before it answered the fork request); the group id
     /// is ours until the worker is reaped.
     pub(crate) fn signal_kill(&self) {
-        kill_group(self.child.pid());
+        crate::sys::kill_group(self.child.pid());
     }
 
     /// Kills the worker's whole process group, reaps it and joins its reader threads.

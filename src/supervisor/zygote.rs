@@ -62,7 +62,7 @@ use super::config::Config;
 use crate::error::{Error, Result};
 use crate::protocol::{self, WorkerMsg, ZygoteReply, ZygoteRequest, PROTOCOL_VERSION};
 use crate::supervisor::launch::{
-    describe_exit, init_msg, kill_group, spawn_stderr_drain, startup_error, worker_command,
+    describe_exit, init_msg, spawn_stderr_drain, startup_error, worker_command,
 };
 use crate::supervisor::stats::{MemoryUsage, ZygoteStats};
 use crate::workspace::SlotDirs;
@@ -366,7 +366,7 @@ impl Zygote {
     fn kill(mut self) -> Option<std::process::ExitStatus> {
         // The zygote's own process group (spawned with process_group(0)), ours until
         // reaped below.
-        kill_group(self.child.id());
+        crate::sys::kill_group(self.child.id());
         let status = self.child.wait().ok();
         self.finish();
         status
