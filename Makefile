@@ -41,7 +41,7 @@ lint: venv
 	$(MAKE) arch
 
 # The module graph: no cycle between modules, no arrow up the library's layers
-# (tests/architecture.rs reads the sources; the layers are listed there).
+# (tests/it/architecture.rs reads the sources; the layers are listed there).
 arch: venv
 	cargo test --test it architecture::
 

@@ -545,7 +545,7 @@ def _install_memory_savefig():
     pyplot.savefig, render-once's replacement of it, and fig.savefig all end in
     Figure.savefig, so this one place covers every ordinary way to save. Matplotlib
     writes the same bytes to a file object as to a path (the path is only opened and
-    handed to the same writer); tests/figures_in_memory.rs holds us to that.
+    handed to the same writer); tests/it/figures_in_memory.rs holds us to that.
     """
     from matplotlib.figure import Figure
     stock = Figure.savefig

@@ -53,7 +53,7 @@ EXTRA_REGISTRIES = [
 
 # Every public function of an allowed module that registers or installs something
 # process-wide, and what covers it. `discover_registrars()` finds such functions by name;
-# tests/state_guard.rs fails when one appears that is not reviewed here.
+# tests/it/state_guard.rs fails when one appears that is not reviewed here.
 REGISTRARS = {
     'csv.register_dialect': 'CUSTOM: csv dialects',
     'csv.unregister_dialect': 'CUSTOM: csv dialects',
@@ -195,7 +195,7 @@ def _record(obj):
 
 
 def _identities(obj):
-    # The worker installs `identities` and `changed` (src/worker/identities.rs): they
+    # The worker installs `identities` and `changed` (src/worker/cpython.rs): they
     # read elements without taking references, so the check writes no shared page.
     native = globals().get('identities')
     if native is not None:

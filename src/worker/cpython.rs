@@ -293,7 +293,7 @@ unsafe fn wrap<'py, T: Element>(
 }
 
 // ------------------------------------------------------------------ the state guard's comparison
-// The state guard's per-job comparison, done without touching what it compares.
+// Done without touching what it compares.
 //
 // After every job the guard (`python/state_guard.py`) compares ~750 library containers
 // with their warm-up snapshots by the identities of their elements. Done in Python,
