@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -65,36 +66,29 @@ fn the_axum_example_serves_figures_and_cancels_on_disconnect() {
     assert_valid_report(&report);
     assert_eq!(report["status"], "rejected");
 
-    // Two clients start endless jobs (one per worker) and hang up.
-    let workers_before: Vec<u32> = descendants(server.0.id());
+    // Two clients start endless jobs (one per worker) and hang up once their job spins
+    // on a worker (a fixed wait could end before dispatch on a loaded machine).
     let spin = "while True:\n    pass\n";
+    let mut spinning = Vec::new();
     for _ in 0..2 {
         let mut stream = TcpStream::connect(&addr).unwrap();
+        let baseline = cpu_below(server.0.id());
         write!(
             stream,
             "POST /render HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\n\r\n{spin}",
             spin.len()
         )
         .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        spinning.push(wait_for_spinner(server.0.id(), &baseline, &spinning));
         drop(stream);
     }
     // Their workers are killed long before the jobs' 10 s deadline would have done it
     // (the bound below is generous; it only keeps a broken build from hanging the test).
-    let started = Instant::now();
-    let gone = loop {
-        let killed = workers_before
-            .iter()
-            .filter(|p| !process_alive(**p))
-            .count();
-        if killed >= 2 || started.elapsed() > Duration::from_secs(8) {
-            break killed;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
     assert!(
-        gone >= 2,
-        "abandoned jobs kept their workers ({workers_before:?})"
+        common::wait_until(Duration::from_secs(8), || spinning
+            .iter()
+            .all(|p| !process_alive(*p))),
+        "abandoned jobs kept their workers ({spinning:?})"
     );
     // And the pool serves again.
     let mut png = ureq::post(&url)
@@ -106,4 +100,54 @@ fn the_axum_example_serves_figures_and_cancels_on_disconnect() {
         .read_to_vec()
         .unwrap()
         .starts_with(b"\x89PNG"));
+}
+
+/// CPU time (user + system, clock ticks) of every process below `root`.
+fn cpu_below(root: u32) -> HashMap<u32, u64> {
+    descendants(root)
+        .into_iter()
+        .map(|p| (p, cpu_ticks(p)))
+        .collect()
+}
+
+/// CPU time (user + system, clock ticks) `pid` has used; 0 once it is gone.
+fn cpu_ticks(pid: u32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0;
+    };
+    // After the command's closing parenthesis: field 3 (state) on; utime and stime are
+    // fields 14 and 15 (proc(5)).
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let field = |n: usize| {
+        fields
+            .get(n - 3)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(14) + field(15)
+}
+
+/// The process below `root`, not in `known`, that has used 0.2 s of CPU since
+/// `baseline` (or since it was first seen): a worker spinning on a job.
+fn wait_for_spinner(root: u32, baseline: &HashMap<u32, u64>, known: &[u32]) -> u32 {
+    let mut first_seen = baseline.clone();
+    let started = Instant::now();
+    loop {
+        for (pid, ticks) in cpu_below(root) {
+            let since = *first_seen.entry(pid).or_insert(ticks);
+            if !known.contains(&pid) && ticks >= since + 20 {
+                return pid;
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no worker started the job"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
