@@ -314,15 +314,21 @@ class _ImportedOnUse:
     """An injected module that warm-up did not import (`pd` under
     `preload_pandas(false)`): the first attribute a job reads imports it, as the job's
     own `import pandas as pd` would, so that every injected name is always there. Made
-    for each job; read-only like a module view."""
+    for each job (so the view it keeps after the first import is that job's alone);
+    read-only like a module view."""
 
-    __slots__ = ('_pyward_target',)
+    __slots__ = ('_pyward_target', '_pyward_view')
 
     def __init__(self, target):
         object.__setattr__(self, '_pyward_target', target)
+        object.__setattr__(self, '_pyward_view', None)
 
     def __getattr__(self, name):
-        return getattr(_import_dotted(object.__getattribute__(self, '_pyward_target')), name)
+        view = object.__getattribute__(self, '_pyward_view')
+        if view is None:
+            view = _import_dotted(object.__getattribute__(self, '_pyward_target'))
+            object.__setattr__(self, '_pyward_view', view)
+        return getattr(view, name)
 
     def __setattr__(self, name, value):
         raise AttributeError("modules are read-only in this sandbox")
@@ -336,9 +342,13 @@ class _ImportedOnUse:
 
 def _member_on_use(module, member):
     """An injected function whose module warm-up did not import (`loadmat`): imported on
-    the first call. Made for each job."""
+    the first call. Made for each job, like the function it keeps after that call."""
+    found = []
+
     def on_use(*args, **kwargs):
-        return getattr(_import_dotted(module), member)(*args, **kwargs)
+        if not found:
+            found.append(getattr(_import_dotted(module), member))
+        return found[0](*args, **kwargs)
     on_use.__name__ = on_use.__qualname__ = member
     return on_use
 

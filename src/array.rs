@@ -22,6 +22,8 @@ use std::sync::Arc;
 
 use numpy::ndarray::{ArrayBase, Data, Dimension};
 
+use crate::sys::Mapping;
+
 mod sealed {
     pub trait Sealed {}
 }
@@ -62,6 +64,15 @@ fn dtype_of<T: ArrayElement>() -> String {
         '>'
     };
     format!("{order}{}{size}", T::KIND)
+}
+
+/// Bytes of an array of `dtype` and `shape` in C order; `None` for a dtype this module
+/// does not know or a size that overflows (shapes come from records, `.npy` headers
+/// and run messages).
+pub(crate) fn byte_len(dtype: &str, shape: &[usize]) -> Option<usize> {
+    shape
+        .iter()
+        .try_fold(dtype_itemsize(dtype)?, |n, &d| n.checked_mul(d))
 }
 
 /// Item size in bytes of a dtype string this module produced (or a record holds).
@@ -201,9 +212,9 @@ impl SharedArray {
         shape: Vec<usize>,
         bytes: &[u8],
     ) -> io::Result<SharedArray> {
-        let itemsize = dtype_itemsize(dtype)
+        dtype_itemsize(dtype)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("dtype {dtype}")))?;
-        if shape.iter().product::<usize>() * itemsize != bytes.len() {
+        if byte_len(dtype, &shape) != Some(bytes.len()) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "array bytes do not match its shape",
@@ -275,8 +286,6 @@ impl SharedArray {
     }
 }
 
-pub(crate) use crate::sys::Mapping;
-
 #[cfg(test)]
 mod tests {
     use std::fs::File;
@@ -312,6 +321,9 @@ mod tests {
             ("|u1", 0, &[2, 0, 3][..])
         );
         assert_eq!(dtype_itemsize("<i4"), Some(4));
+        // A shape whose size overflows is refused, not wrapped (or panicked on).
+        assert_eq!(byte_len("<f8", &[usize::MAX, 2]), None);
+        assert!(SharedArray::from_bytes("<f8", vec![usize::MAX, 2], &[]).is_err());
         assert_eq!(dtype_itemsize("|b1"), Some(1));
         assert_eq!(dtype_itemsize("<c16"), None);
         assert_eq!(dtype_itemsize(">f8"), None);

@@ -21,15 +21,6 @@ where
     S: AsRawFd,
     for<'a> &'a S: Write,
 {
-    if fds.len() > MAX_FDS {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} descriptors in one frame (at most {MAX_FDS})", fds.len()),
-        ));
-    }
-    if frame.is_empty() {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty frame"));
-    }
     let sent = crate::sys::send_with_fds(sock.as_raw_fd(), frame, fds)?;
     if sent < frame.len() {
         // The descriptors went with the first byte; the rest is plain data.

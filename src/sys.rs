@@ -237,11 +237,14 @@ const fn control_words() -> usize {
 /// One sendmsg(2) of `data` with `fds` attached (SCM_RIGHTS); how many bytes of `data`
 /// the socket took. `fds` holds at most [`MAX_FDS`] descriptors, `data` at least a byte.
 pub(crate) fn send_with_fds(sock: RawFd, data: &[u8], fds: &[RawFd]) -> io::Result<usize> {
-    if fds.len() > MAX_FDS || data.is_empty() {
+    if fds.len() > MAX_FDS {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            "frame or descriptors",
+            format!("{} descriptors in one frame (at most {MAX_FDS})", fds.len()),
         ));
+    }
+    if data.is_empty() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty frame"));
     }
     let mut control = [0u64; control_words()];
     let mut iov = libc::iovec {

@@ -9,8 +9,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::cpython;
-use crate::array::{dtype_itemsize, Mapping};
+use crate::array::byte_len;
 use crate::protocol::ArrayMeta;
+use crate::sys::Mapping;
 
 /// A dict `name -> read-only ndarray` over the descriptors of one run message.
 pub(super) fn expose<'py>(
@@ -27,17 +28,14 @@ pub(super) fn expose<'py>(
 
 fn expose_one<'py>(py: Python<'py>, meta: &ArrayMeta, fd: OwnedFd) -> PyResult<Bound<'py, PyAny>> {
     let bad = |why: String| PyValueError::new_err(format!("shared array {}: {why}", meta.name));
-    let itemsize =
-        dtype_itemsize(&meta.dtype).ok_or_else(|| bad(format!("dtype {}", meta.dtype)))?;
-    let count = meta
-        .shape
-        .iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(d))
-        .ok_or_else(|| bad("shape overflows".into()))?;
-    let nbytes = count
-        .checked_mul(itemsize)
+    let nbytes = byte_len(&meta.dtype, &meta.shape)
         .filter(|&n| n as u64 == meta.nbytes)
-        .ok_or_else(|| bad("shape and size disagree".into()))?;
+        .ok_or_else(|| {
+            bad(format!(
+                "dtype {} and shape disagree with the size",
+                meta.dtype
+            ))
+        })?;
     // Only sealed memory: the array must not change under the job.
     match crate::sys::sealed_size(&fd) {
         Some(size) if size >= nbytes as u64 => {}

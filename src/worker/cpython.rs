@@ -27,8 +27,9 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-use crate::array::{dtype_itemsize, Mapping};
+use crate::array::{byte_len, dtype_itemsize};
 use crate::protocol::PythonEnv;
+use crate::sys::Mapping;
 
 /// A NUL-terminated wide string, as the PyConfig API wants (UTF-32 on Linux).
 fn wide(s: &str) -> Vec<wchar_t> {
@@ -235,10 +236,7 @@ pub(super) fn readonly_array<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let bad = |why: &str| PyValueError::new_err(format!("shared array: {why}"));
     let itemsize = dtype_itemsize(dtype).ok_or_else(|| bad("dtype"))?;
-    let nbytes = shape
-        .iter()
-        .try_fold(itemsize, |n, &d| n.checked_mul(d))
-        .ok_or_else(|| bad("shape overflows"))?;
+    let nbytes = byte_len(dtype, shape).ok_or_else(|| bad("shape overflows"))?;
     let mapped = mapping.as_ref().map_or(0, |m| m.bytes().len());
     if mapped < nbytes {
         return Err(bad("shape larger than the mapping"));

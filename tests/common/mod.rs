@@ -93,15 +93,29 @@ mod schema;
 #[allow(unused_imports)]
 pub use schema::assert_valid_report;
 
-/// Waits (asynchronously, bounded) until `n` of the pool's workers hold a job: the
-/// moment a job runs, without guessing how long its dispatch takes on a loaded machine.
-pub async fn busy_workers(exec: &Executor, n: usize) {
-    let started = std::time::Instant::now();
-    while exec.stats().busy < n {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "{n} worker(s) never took a job"
-        );
+/// Waits (bounded) until the pool's stats meet `cond`: a state the pool reaches (a job
+/// running, a job queued, workers retired), not a guessed time, on a loaded machine.
+pub fn wait_for(exec: &Executor, what: &str, cond: impl Fn(&pyward::PoolStats) -> bool) {
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let stats = exec.stats();
+        if cond(&stats) {
+            return;
+        }
+        assert!(std::time::Instant::now() < until, "{what}: {stats:#?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// [`wait_for`] for async tests: sleeps on the runtime instead of blocking it.
+pub async fn reaches(exec: &Executor, what: &str, cond: impl Fn(&pyward::PoolStats) -> bool) {
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let stats = exec.stats();
+        if cond(&stats) {
+            return;
+        }
+        assert!(std::time::Instant::now() < until, "{what}: {stats:#?}");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }

@@ -17,18 +17,6 @@ fn job(code: &str) -> Job {
     Job::new(format!("{code}\nplt.plot([1, 2])\nplt.savefig(OUT)\n"))
 }
 
-/// Waits (bounded) until `n` jobs wait in the pool's queue.
-async fn queued_jobs(exec: &pyward::Executor, n: usize) {
-    let started = std::time::Instant::now();
-    while exec.stats().queued < n {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "{n} job(s) never queued"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -91,7 +79,7 @@ fn cancelling_a_running_job_kills_its_worker_and_frees_the_slot() {
         let future = exec.run_async(Job::new(SPIN));
         let handle = future.cancel_handle();
         let running = tokio::spawn(future);
-        common::busy_workers(&exec, 1).await;
+        common::reaches(&exec, "a worker takes the job", |s| s.busy >= 1).await;
         handle.cancel();
         let outcome = running.await.unwrap().unwrap();
         assert!(
@@ -144,12 +132,12 @@ fn a_cancelled_queued_job_leaves_the_queue_at_once() {
         let busy = exec.run_async(job("import time\ntime.sleep(1.5)\nprint('done')"));
         let busy_handle = busy.cancel_handle();
         let busy = tokio::spawn(busy);
-        common::busy_workers(&exec, 1).await;
+        common::reaches(&exec, "a worker takes the job", |s| s.busy >= 1).await;
         // The one place in the queue.
         let queued = exec.run_async(job("print('queued')"));
         let queued_handle = queued.cancel_handle();
         let queued = tokio::spawn(queued);
-        queued_jobs(&exec, 1).await;
+        common::reaches(&exec, "the job is queued", |s| s.queued >= 1).await;
         let refused = exec.run_async(job("print('third')")).await;
         assert!(
             matches!(refused, Err(Error::QueueFull { depth: 1 })),
@@ -180,9 +168,9 @@ fn waiting_for_a_place_does_not_block_and_cancels_cleanly() {
     let rt = runtime();
     rt.block_on(async {
         let busy = tokio::spawn(exec.run_async(job("import time\ntime.sleep(1)")));
-        common::busy_workers(&exec, 1).await;
+        common::reaches(&exec, "a worker takes the job", |s| s.busy >= 1).await;
         let queued = tokio::spawn(exec.run_async(job("print('second')")));
-        queued_jobs(&exec, 1).await;
+        common::reaches(&exec, "the job is queued", |s| s.queued >= 1).await;
         // The queue is full: this future parks until a place frees up.
         let waiting = exec.run_async(job("print('third')"));
         let waiting_handle = waiting.cancel_handle();
@@ -230,7 +218,7 @@ fn dropping_the_last_handle_cancels_running_jobs() {
     let rt = runtime();
     rt.block_on(async move {
         let running = tokio::spawn(exec.run_async(Job::new(SPIN)));
-        common::busy_workers(&exec, 1).await;
+        common::reaches(&exec, "a worker takes the job", |s| s.busy >= 1).await;
         // Returns once every worker is stopped; the spinning job would hold its worker
         // for 60 s if the drop waited for it.
         tokio::task::spawn_blocking(move || drop(exec))

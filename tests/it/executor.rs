@@ -656,10 +656,7 @@ fn a_stopped_worker_is_detected_as_a_timeout_and_replaced() {
         })
     };
     // Stop the worker while it runs (SIGSTOP cannot be caught or ignored).
-    assert!(common::wait_until(Duration::from_secs(30), || exec
-        .stats()
-        .busy
-        >= 1));
+    common::wait_for(&exec, "a worker takes the job", |s| s.busy >= 1);
     // SAFETY: kill(2) on the worker pid the executor reported for this test's own pool.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) };
     let outcome = runner.join().unwrap();

@@ -6,9 +6,9 @@
 use crate::common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{builder, expect_ok};
+use common::{builder, expect_ok, wait_for};
 use pyward::gate::Policy;
 use pyward::{Birth, Executor, Job, MemoryGrowthLimit, MemoryPressure, RetireReason};
 
@@ -21,19 +21,6 @@ fn busy(secs: f64) -> Job {
         "import time\nt = time.time()\nwhile time.time() - t < {secs}:\n    pass\n\
          plt.plot([1, 2]); plt.savefig(OUT)\nprint('ok')\n"
     ))
-}
-
-/// Polls `cond` on the executor's stats until it holds (or panics after 30 s).
-fn wait_for(exec: &Executor, what: &str, cond: impl Fn(&pyward::PoolStats) -> bool) {
-    let until = Instant::now() + Duration::from_secs(30);
-    loop {
-        let stats = exec.stats();
-        if cond(&stats) {
-            return;
-        }
-        assert!(Instant::now() < until, "{what}: {stats:#?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Runs `n` jobs at once from `n` threads; their outcomes in order.

@@ -65,7 +65,7 @@ fn every_status_is_a_schema_valid_report() {
         let future = gated.run_async(Job::new("while True:\n    pass"));
         let handle = future.cancel_handle();
         let task = tokio::spawn(future);
-        common::busy_workers(&gated, 1).await;
+        common::reaches(&gated, "a worker takes the job", |s| s.busy >= 1).await;
         handle.cancel();
         task.await.unwrap().unwrap()
     });
