@@ -173,6 +173,11 @@ impl Recorder {
         Recorder { dir: dir.into() }
     }
 
+    /// The directory records go into.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Writes the record of `job`'s `attempts` atomically; returns its directory.
     pub fn record(
         &self,
@@ -292,6 +297,20 @@ impl Recorder {
         fs::rename(staging.keep(), &target)?;
         Ok(target)
     }
+}
+
+/// The run directories under `dir`, oldest first: their names start with the UTC time of
+/// the run, so name order is time order. Hidden directories (records being written) and
+/// anything without a `record.json` are left out.
+pub fn run_dirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut runs: Vec<PathBuf> = fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .filter(|p| p.join("record.json").is_file())
+        .collect();
+    runs.sort();
+    Ok(runs)
 }
 
 /// Reads `record.json` from a run directory.
@@ -439,9 +458,6 @@ pub enum ReplayRunError {
 /// verified inputs, and compares statuses and artifact bytes.
 pub fn replay(run_dir: &Path) -> Result<Replay, ReplayRunError> {
     let record = load(run_dir).map_err(ReplayError::from)?;
-    let jobs = (0..record.attempts.len())
-        .map(|i| replay_job(run_dir, &record, i))
-        .collect::<Result<Vec<Job>, _>>()?;
     let executor = Executor::builder()
         .workers(1)
         .policy(record.policy.clone())
@@ -450,6 +466,25 @@ pub fn replay(run_dir: &Path) -> Result<Replay, ReplayRunError> {
         .timeout(std::time::Duration::from_millis(record.timeout_ms))
         .build()
         .map_err(|error| ReplayRunError::Executor { attempt: 0, error })?;
+    replay_on(&executor, run_dir, &record)
+}
+
+/// Whether `executor` can replay `record` faithfully: the same gate policy and PNG
+/// encoder (each attempt carries its own limits and seed).
+pub fn replayable_on(executor: &Executor, record: &RunRecord) -> bool {
+    executor.policy().hash() == record.policy_hash && executor.png_encoder() == record.png_encoder
+}
+
+/// [`replay`] on a pool that is already running (see [`replayable_on`]), such as a
+/// server's: no pool is started for it.
+pub fn replay_on(
+    executor: &Executor,
+    run_dir: &Path,
+    record: &RunRecord,
+) -> Result<Replay, ReplayRunError> {
+    let jobs = (0..record.attempts.len())
+        .map(|i| replay_job(run_dir, record, i))
+        .collect::<Result<Vec<Job>, _>>()?;
     let mut attempts = Vec::with_capacity(jobs.len());
     for (i, (job, recorded)) in jobs.into_iter().zip(&record.attempts).enumerate() {
         let outcome = executor

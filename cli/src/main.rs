@@ -93,8 +93,9 @@ enum Command {
     /// Describe the Python the workers use, the allowed modules, a test render, and the
     /// sandbox layers this kernel supports.
     Doctor,
-    /// Serve the warm pool over HTTP: POST /v1/jobs, POST /v1/check, /healthz, /readyz,
-    /// /metrics, /v1/openapi.json.
+    /// Serve the warm pool over HTTP: POST /v1/jobs, POST /v1/check, the run records
+    /// (/v1/runs), /v1/pool, /healthz, /readyz, /metrics, /v1/openapi.json, and a page
+    /// at / to try it (the playground, runs and pool).
     Serve(serve::ServeArgs),
     /// Measure your own scripts warm (the pool), fresh (a process forked per job), cold (a
     /// new `python -I` per run) and at the floor (bare exec in a warm interpreter),
@@ -651,18 +652,13 @@ fn replay(run_dir: &Path) -> u8 {
 }
 
 fn list_runs(dir: &Path) -> u8 {
-    let mut entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(e) => e
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.join("record.json").is_file())
-            .collect(),
+    let entries = match record::run_dirs(dir) {
+        Ok(runs) => runs,
         Err(e) => {
             eprintln!("pyward: {}: {e}", dir.display());
             return EXIT_USAGE;
         }
     };
-    entries.sort();
     for path in entries {
         match record::load(&path) {
             Ok(r) => {

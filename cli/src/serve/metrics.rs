@@ -2,9 +2,13 @@
 //! kept here as requests finish; the pool's gauges (queue, busy and idle workers,
 //! retirements) are read from `Executor::stats` at scrape time, never cached.
 
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+use serde::Serialize;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -17,6 +21,40 @@ use pyward::{Executor, JobFailure, Outcome};
 
 /// One label: `[(name, value)]`.
 type Label = [(&'static str, &'static str); 1];
+
+/// Worker replacements kept for the pool view.
+const RECENT_REPLACEMENTS: usize = 20;
+
+/// A worker that left the pool because of the job it ran (killed, or retired after it).
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct Replacement {
+    /// When, in Unix milliseconds.
+    pub at_unix_ms: u64,
+    /// `killed` (timeout, memory, crash, cancel) or `recycled` (retired after its job).
+    pub kind: &'static str,
+    /// The cause: the failure's status word, or the retirement's reason.
+    pub cause: String,
+    /// What happened, for a person (a retirement's detail; empty for a kill).
+    pub detail: String,
+    /// The worker's pool slot and process id.
+    pub slot: usize,
+    /// The worker's process id.
+    pub pid: u32,
+}
+
+/// Latency quantiles of one job step, in milliseconds, estimated from the histogram's
+/// buckets the way Prometheus's `histogram_quantile` does (linear within a bucket).
+#[derive(Serialize, Debug, Clone, PartialEq, utoipa::ToSchema)]
+pub struct Quantiles {
+    /// Observations.
+    pub count: u64,
+    /// Median.
+    pub p50: Option<f64>,
+    /// 90th percentile.
+    pub p90: Option<f64>,
+    /// 99th percentile.
+    pub p99: Option<f64>,
+}
 
 /// Media type of the exposition.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -31,6 +69,7 @@ pub struct Metrics {
     responses: Family<[(&'static str, String); 1], Counter>,
     queue_events: Family<Label, Counter>,
     warmup_seconds: Gauge<f64, AtomicU64>,
+    recent: Mutex<VecDeque<Replacement>>,
 }
 
 impl Metrics {
@@ -92,6 +131,7 @@ impl Metrics {
             responses,
             queue_events,
             warmup_seconds,
+            recent: Mutex::new(VecDeque::with_capacity(RECENT_REPLACEMENTS)),
         }
     }
 
@@ -115,6 +155,17 @@ impl Metrics {
             let stage = self.stage_seconds.get_or_create(&[("stage", stage)]);
             stage.observe(d.as_secs_f64());
         }
+        let Some(worker) = &outcome.worker else {
+            return;
+        };
+        let replaced = |kind, cause: &str, detail: &str| Replacement {
+            at_unix_ms: unix_ms(),
+            kind,
+            cause: cause.to_string(),
+            detail: detail.to_string(),
+            slot: worker.slot,
+            pid: worker.pid,
+        };
         if let Some(failure) = outcome.failure() {
             if matches!(
                 failure,
@@ -122,18 +173,38 @@ impl Metrics {
                     | JobFailure::MemoryExceeded { .. }
                     | JobFailure::WorkerCrashed { .. }
                     | JobFailure::Cancelled
-            ) && outcome.worker.is_some()
-            {
+            ) {
                 self.kills
                     .get_or_create(&[("cause", failure.status())])
                     .inc();
+                self.remember(replaced("killed", failure.status(), ""));
             }
         }
         if let Some(r) = &outcome.retired {
             self.recycles
                 .get_or_create(&[("reason", r.reason.as_str())])
                 .inc();
+            self.remember(replaced("recycled", r.reason.as_str(), &r.detail));
         }
+    }
+
+    fn remember(&self, replacement: Replacement) {
+        let mut recent = self.recent.lock();
+        if recent.len() == RECENT_REPLACEMENTS {
+            recent.pop_front();
+        }
+        recent.push_back(replacement);
+    }
+
+    /// The latest worker replacements, newest first.
+    pub fn recent_replacements(&self) -> Vec<Replacement> {
+        self.recent.lock().iter().rev().cloned().collect()
+    }
+
+    /// Latency quantiles per job step (`gate`, `queue`, `exec`, `total`), read from the
+    /// same histograms `/metrics` exposes.
+    pub fn latency(&self) -> BTreeMap<String, Quantiles> {
+        quantiles_from_exposition(&self.render(), "pyward_job_stage_seconds", "stage")
     }
 
     /// A job whose client went away before its answer: the job was cancelled.
@@ -163,6 +234,88 @@ impl Metrics {
         }
         text
     }
+}
+
+fn unix_ms() -> u64 {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH);
+    since.map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Quantiles of the histogram `name`, per value of `label`, in milliseconds, from
+/// exposition text: the `_bucket` lines' cumulative counts.
+fn quantiles_from_exposition(text: &str, name: &str, label: &str) -> BTreeMap<String, Quantiles> {
+    let prefix = format!("{name}_bucket{{");
+    let mut buckets: BTreeMap<String, Vec<(f64, u64)>> = BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix(&prefix) else {
+            continue;
+        };
+        let Some((labels, count)) = rest.split_once("} ") else {
+            continue;
+        };
+        let value_of = |key: &str| {
+            labels.split(',').find_map(|pair| {
+                let (k, v) = pair.split_once('=')?;
+                (k == key).then(|| v.trim_matches('"').to_string())
+            })
+        };
+        let (Some(group), Some(le), Ok(count)) =
+            (value_of(label), value_of("le"), count.trim().parse::<u64>())
+        else {
+            continue;
+        };
+        let le = if le == "+Inf" {
+            f64::INFINITY
+        } else {
+            match le.parse() {
+                Ok(v) => v,
+                Err(_) => continue,
+            }
+        };
+        buckets.entry(group).or_default().push((le, count));
+    }
+    buckets
+        .into_iter()
+        .map(|(group, mut b)| {
+            b.sort_by(|x, y| x.0.total_cmp(&y.0));
+            let count = b.last().map_or(0, |x| x.1);
+            let q = |p| quantile(&b, p).map(|s| (s * 1e6).round() / 1e3);
+            let quantiles = Quantiles {
+                count,
+                p50: q(0.5),
+                p90: q(0.9),
+                p99: q(0.99),
+            };
+            (group, quantiles)
+        })
+        .collect()
+}
+
+/// The `p` quantile of cumulative `buckets` (upper bound, count), sorted by bound: linear
+/// within the bucket it falls in; the highest finite bound when it falls in `+Inf`.
+fn quantile(buckets: &[(f64, u64)], p: f64) -> Option<f64> {
+    let total = buckets.last()?.1;
+    if total == 0 {
+        return None;
+    }
+    let rank = p * total as f64;
+    let mut lower = (0.0, 0u64);
+    for &(le, count) in buckets {
+        if count as f64 >= rank {
+            if le.is_infinite() {
+                return Some(lower.0);
+            }
+            let in_bucket = (count - lower.1) as f64;
+            let fraction = if in_bucket > 0.0 {
+                (rank - lower.1 as f64) / in_bucket
+            } else {
+                1.0
+            };
+            return Some(lower.0 + (le - lower.0) * fraction);
+        }
+        lower = (le, count);
+    }
+    Some(lower.0)
 }
 
 /// The pool's numbers, read at each scrape.
@@ -250,5 +403,38 @@ impl Collector for PoolCollector {
             ConstCounter::new(v).encode(retired.encode_family(&[("reason", reason)])?)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_within_the_bucket_like_histogram_quantile() {
+        let text = "\
+# TYPE pyward_job_stage_seconds histogram
+pyward_job_stage_seconds_bucket{le=\"0.01\",stage=\"total\"} 10
+pyward_job_stage_seconds_bucket{le=\"0.02\",stage=\"total\"} 90
+pyward_job_stage_seconds_bucket{le=\"0.04\",stage=\"total\"} 100
+pyward_job_stage_seconds_bucket{le=\"+Inf\",stage=\"total\"} 100
+pyward_job_stage_seconds_bucket{le=\"0.01\",stage=\"gate\"} 0
+pyward_job_stage_seconds_bucket{le=\"+Inf\",stage=\"gate\"} 0
+pyward_job_stage_seconds_count{stage=\"total\"} 100
+";
+        let q = quantiles_from_exposition(text, "pyward_job_stage_seconds", "stage");
+        let total = &q["total"];
+        assert_eq!(total.count, 100);
+        // Rank 50 of 100 lies halfway through the (10 ms, 20 ms] bucket's 80.
+        assert_eq!(total.p50, Some(15.0));
+        assert_eq!(total.p90, Some(20.0));
+        assert_eq!(total.p99, Some(38.0));
+        assert_eq!(q["gate"].p50, None);
+    }
+
+    #[test]
+    fn a_quantile_past_the_last_finite_bound_is_that_bound() {
+        let buckets = [(0.5, 1), (1.0, 1), (f64::INFINITY, 4)];
+        assert_eq!(quantile(&buckets, 0.9), Some(1.0));
     }
 }

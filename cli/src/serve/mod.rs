@@ -6,8 +6,9 @@
 //! With `--queue`, it also consumes jobs from a Redis stream ([`queue`]) and takes queued
 //! jobs over HTTP ([`queued`]); with `--no-http` it only consumes.
 //!
-//! Modules: [`jobs`] (the job and check endpoints), [`probes`] (health, readiness,
-//! metrics), [`auth`], [`problem`] (error bodies), [`metrics`], [`openapi`], [`state`],
+//! Modules: [`jobs`] (the job and check endpoints), [`runs`] (the run records and their
+//! replay), [`pool`] (the pool view), [`page`] (the page at `/`), [`probes`] (health,
+//! readiness, metrics), [`auth`], [`problem`] (error bodies), [`metrics`], [`openapi`], [`state`],
 //! [`listener`] (connections and their limits), [`queue`] and [`queued`].
 
 mod auth;
@@ -15,11 +16,14 @@ mod jobs;
 mod listener;
 mod metrics;
 mod openapi;
+mod page;
+mod pool;
 mod probes;
 mod problem;
 mod queue;
 mod queued;
 mod request;
+mod runs;
 mod schemas;
 mod state;
 
@@ -92,6 +96,9 @@ pub struct ServeArgs {
     /// Log one JSON object per line instead of text.
     #[arg(long)]
     log_json: bool,
+    /// Do not serve the page at `/` (the playground, run browser and pool view).
+    #[arg(long)]
+    no_page: bool,
     #[command(flatten)]
     queue: queue::QueueArgs,
 }
@@ -182,7 +189,7 @@ fn start(args: ServeArgs) -> Result<u8, String> {
     let policy = gate::Policy::figures();
     let recorder = args.records.map(Recorder::new);
     let app = Arc::new(App::new(policy, limits, recorder, queue));
-    let router = router(Arc::clone(&app), token);
+    let router = router(Arc::clone(&app), token, !args.no_page);
     let grace = Duration::from_secs_f64(args.grace);
     let max_connections = usize::try_from(args.max_connections).unwrap_or(usize::MAX);
     let listen = (!args.queue.no_http).then_some(args.listen);
@@ -295,22 +302,33 @@ async fn shutdown_signal() -> &'static str {
     }
 }
 
-/// The routes: jobs, check and metrics behind the token; probes and the API
-/// description open.
-fn router(app: Arc<App>, token: Option<auth::Token>) -> Router {
+/// The routes: jobs, check, runs, pool and metrics behind the token; probes, the API
+/// description and the page (a static shell that holds no data) open.
+fn router(app: Arc<App>, token: Option<auth::Token>, with_page: bool) -> Router {
     let max_body = app.limits.max_body;
     let protected = Router::new()
         .route("/v1/jobs", post(jobs::submit))
         .route("/v1/check", post(jobs::check))
         .route("/v1/jobs/{id}", get(queued::result))
+        .route("/v1/runs", get(runs::list))
+        .route("/v1/runs/{name}", get(runs::show))
+        .route(
+            "/v1/runs/{name}/attempts/{attempt}/{artifact}",
+            get(runs::artifact),
+        )
+        .route("/v1/runs/{name}/replay", post(runs::replay))
+        .route("/v1/pool", get(pool::pool))
         .route("/metrics", get(probes::metrics))
         .route_layer(middleware::from_fn_with_state(token, auth::require_token));
-    Router::new()
+    let mut open = Router::new()
         .merge(protected)
         .route("/healthz", get(probes::healthz))
         .route("/readyz", get(probes::readyz))
-        .route("/v1/openapi.json", get(openapi::openapi_json))
-        .fallback(not_found)
+        .route("/v1/openapi.json", get(openapi::openapi_json));
+    if with_page {
+        open = open.merge(page::routes());
+    }
+    open.fallback(not_found)
         .layer(DefaultBodyLimit::max(max_body))
         .layer(middleware::from_fn_with_state(
             Arc::clone(&app),

@@ -11,6 +11,7 @@ use utoipa::{Modify, OpenApi};
 use super::problem::Problem;
 use super::queued::Pending;
 use super::request::{CheckRequest, JobForm, JobOptions, JobRequest};
+use super::runs::{RunList, RunSummary};
 use super::schemas::{Png, Report};
 
 #[derive(OpenApi)]
@@ -23,12 +24,17 @@ use super::schemas::{Png, Report};
         super::jobs::submit,
         super::jobs::check,
         super::queued::result,
+        super::runs::list,
+        super::runs::show,
+        super::runs::artifact,
+        super::runs::replay,
+        super::pool::pool,
         super::probes::healthz,
         super::probes::readyz,
         super::probes::metrics,
         openapi_json,
     ),
-    components(schemas(Report, Problem, JobRequest, JobOptions, CheckRequest, JobForm, Png, Pending)),
+    components(schemas(Report, Problem, JobRequest, JobOptions, CheckRequest, JobForm, Png, Pending, RunList, RunSummary)),
     modifiers(&BearerAuth),
 )]
 struct ApiDoc;
@@ -143,6 +149,11 @@ mod tests {
             "/healthz",
             "/readyz",
             "/metrics",
+            "/v1/runs",
+            "/v1/runs/{name}",
+            "/v1/runs/{name}/attempts/{attempt}/{artifact}",
+            "/v1/runs/{name}/replay",
+            "/v1/pool",
         ] {
             assert!(doc["paths"].get(path).is_some(), "{path} is not described");
         }

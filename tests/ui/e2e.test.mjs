@@ -1,0 +1,234 @@
+// The page `pyward serve` serves at `/`, end to end: a real server (the workspace's
+// `pyward` binary, with a token and run records) and Debian's Chromium, headless,
+// driven by Playwright. The steps share one browser tab and run in order, as a person
+// would use the page: token, run, typo, timeout, hostile stdout, runs and replay, pool.
+//
+// Screenshots of each view go to $PYWARD_UI_OUT (default: target/ui-test).
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const binary = process.env.PYWARD_BIN ?? join(root, "target/debug/pyward");
+const out = resolve(process.env.PYWARD_UI_OUT ?? join(root, "target/ui-test"));
+const TOKEN = "ui-test-token-0123456789abcdef";
+
+let server;
+let base;
+let scratch;
+let browser;
+let page;
+/** Content-Security-Policy violations and uncaught errors seen in the page. */
+const violations = [];
+const pageErrors = [];
+
+before(async () => {
+  mkdirSync(out, { recursive: true });
+  scratch = mkdtempSync(join(tmpdir(), "pyward-ui-"));
+  writeFileSync(join(scratch, "token"), TOKEN);
+  server = spawn(
+    binary,
+    ["serve", "--listen", "127.0.0.1:0", "--workers", "2", "--token-file", join(scratch, "token"), "--records", join(scratch, "runs"), "--timeout", "10"],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  base = await new Promise((resolveBase, reject) => {
+    server.once("exit", (code) => reject(new Error(`pyward serve exited with ${code}`)));
+    createInterface({ input: server.stdout }).once("line", (line) => {
+      const m = /listening on (http:\/\/\S+)/.exec(line);
+      m ? resolveBase(m[1]) : reject(new Error(`unexpected first line: ${line}`));
+    });
+  });
+  for (let i = 0; ; i++) {
+    const ready = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+    if (ready) break;
+    if (i > 600) throw new Error("the pool did not become ready in 60 s");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  await page.addInitScript(() =>
+    document.addEventListener("securitypolicyviolation", (e) => console.log(`CSP violation: ${e.effectiveDirective} ${e.sample}`)),
+  );
+  page.on("console", (m) => {
+    if (m.text().startsWith("CSP violation") || m.text().includes("Content Security Policy")) violations.push(m.text());
+  });
+  page.on("pageerror", (e) => pageErrors.push(String(e)));
+  page.on("dialog", (d) => {
+    pageErrors.push(`a dialog opened: ${d.message()}`);
+    return d.dismiss();
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.once("exit", r));
+    server.kill("SIGTERM");
+    await exited;
+  }
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+/** Replaces the editor's text as a paste does (CodeMirror reads the clipboard event). */
+async function setCode(code) {
+  const editor = page.locator(".cm-content");
+  await editor.click();
+  await page.keyboard.press("Control+A");
+  await editor.evaluate((el, text) => {
+    const data = new DataTransfer();
+    data.setData("text/plain", text);
+    el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+  }, code);
+}
+
+async function run() {
+  // A fresh result replaces "Running…" once the report is in.
+  await page.click("#run");
+  await page.locator("#result .report").waitFor({ timeout: 30_000 });
+  return page.locator("#status [data-status]").getAttribute("data-status");
+}
+
+async function shot(name) {
+  await page.screenshot({ path: join(out, `${name}.png`), fullPage: true });
+}
+
+const PLOT = `import numpy as np
+import matplotlib.pyplot as plt
+
+x = np.linspace(0, 10, 200)
+fig, ax = plt.subplots(figsize=(6, 3.5))
+ax.plot(x, np.sin(x), label="sin")
+ax.plot(x, np.random.normal(size=x.size) * 0.1, label="noise")
+ax.set_title("A wave and its noise")
+ax.set_xlabel("x")
+ax.set_ylabel("value")
+ax.legend()
+print("mean", round(float(np.sin(x).mean()), 4))
+fig.savefig(OUT)
+`;
+
+test("the page asks for the token, then the gate checks the starter code", async () => {
+  const answer = await page.goto(`${base}/`);
+  const csp = answer.headers()["content-security-policy"];
+  assert.match(csp, /script-src 'self';/, "scripts only from the server itself");
+  assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+  // The API refuses the page's first check without the token: the page asks for it.
+  await page.locator("#token-form").waitFor({ state: "visible" });
+  await page.fill("#token", TOKEN);
+  await page.click("#token-form button");
+  await page.locator("#token-form").waitFor({ state: "hidden" });
+  await page.locator("#gate-note", { hasText: "gate: ok" }).waitFor();
+});
+
+test("a script runs and its PNG is shown with status, timings, stdout and summary", async () => {
+  await setCode(PLOT);
+  assert.equal(await run(), "ok");
+  const img = page.locator("#figures img").first();
+  await img.waitFor();
+  const src = await img.getAttribute("src");
+  assert.match(src, /^data:image\/png;base64,/);
+  const png = Buffer.from(src.slice(src.indexOf(",") + 1), "base64");
+  assert.deepEqual([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], "PNG bytes");
+  const width = await img.evaluate(async (el) => (await el.decode(), el.naturalWidth));
+  assert.ok(width > 100, `the figure decodes (${width} px wide)`);
+  assert.match(await page.textContent("#stdout"), /mean -?\d/);
+  assert.equal(await page.locator("#timings td").count(), 4, "gate, queue, exec, total");
+  assert.match(await page.textContent(".figure-summary"), /"A wave and its noise" \(x "x", y "value"\)/);
+  assert.ok((await page.textContent("#feedback")).length > 0, "the feedback section");
+  await shot("playground");
+});
+
+test("a typo is marked at its line and column as you type, and a run is rejected", async () => {
+  const code = PLOT.replace('ax.set_title("A wave and its noise")', 'ax.set_title("A wave and its noise"))');
+  const line = code.split("\n").findIndex((l) => l.startsWith("ax.set_title")) + 1;
+  await setCode(code);
+  // No click: the debounced check marks it.
+  const item = page.locator(`#violations li[data-line="${line}"]`);
+  await item.waitFor();
+  assert.match(await item.textContent(), /syntax/);
+  const mark = page.locator(".cm-lintRange-error").first();
+  await mark.waitFor();
+  const markBox = await mark.boundingBox();
+  const lineBox = await page.locator(".cm-line").nth(line - 1).boundingBox();
+  assert.ok(Math.abs(markBox.y - lineBox.y) < lineBox.height, `the underline is on line ${line}`);
+  const gutterBox = await page.locator(".cm-lint-marker-error").first().boundingBox();
+  assert.ok(Math.abs(gutterBox.y + gutterBox.height / 2 - (lineBox.y + lineBox.height / 2)) < lineBox.height, "the gutter marker too");
+  assert.equal(await run(), "rejected");
+  await shot("playground-violation");
+});
+
+test("a job that runs too long shows the timeout status", async () => {
+  await setCode("while True:\n    pass\n");
+  await page.fill("#timeout", "1");
+  assert.equal(await run(), "timeout");
+  assert.match(await page.textContent("#feedback"), /did not finish within 1\.0 s/);
+  await page.fill("#timeout", "10");
+});
+
+test("stdout with markup is shown as text, never run", async () => {
+  const payload = `<script>document.body.dataset.pwned = "script"</script><img src=x onerror="document.body.dataset.pwned = 'img'"><b>bold</b>`;
+  await setCode(`print(${JSON.stringify(payload)})\n${PLOT}`);
+  assert.equal(await run(), "ok");
+  const stdout = page.locator("#stdout");
+  assert.ok((await stdout.textContent()).includes(payload), "the bytes as text");
+  assert.equal(await stdout.locator("*").count(), 0, "no element made from stdout");
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => document.body.dataset.pwned ?? null), null, "no script ran");
+});
+
+test("the runs are listed newest first, filter by status, and a replay is identical", async () => {
+  await page.goto(`${base}/#/runs`);
+  const rows = page.locator("#run-list tbody tr");
+  await rows.first().waitFor();
+  const statuses = await rows.locator("[data-status]").evaluateAll((els) => els.map((e) => e.dataset.status));
+  assert.deepEqual(statuses.slice(0, 4), ["ok", "timeout", "rejected", "ok"], "newest first");
+  await shot("runs");
+
+  await page.selectOption("#status-filter", "timeout");
+  await page.waitForURL(/status=timeout/);
+  await page.locator("#run-list tbody tr [data-status=timeout]").first().waitFor();
+  const filtered = await page.locator("#run-list tbody tr [data-status]").evaluateAll((els) => els.map((e) => e.dataset.status));
+  assert.deepEqual(filtered, ["timeout"]);
+
+  // The first run: the plot.
+  await page.selectOption("#status-filter", "ok");
+  await page.locator("#run-list tbody tr").nth(1).waitFor();
+  await page.locator("#run-list tbody tr").last().locator("a").click();
+  const img = page.locator(".attempt img").first();
+  await img.waitFor();
+  assert.match(await img.getAttribute("src"), /^blob:/, "fetched with the token");
+  assert.ok(await img.evaluate(async (el) => (await el.decode(), el.naturalWidth)) > 100);
+  await page.click("#replay");
+  const verdict = page.locator("#replay-verdict");
+  await verdict.waitFor({ timeout: 30_000 });
+  assert.equal(await verdict.textContent(), "identical");
+  assert.equal(await page.locator('[data-artifact="figure.png"]').getAttribute("data-verdict"), "identical");
+  await shot("run");
+});
+
+test("the pool shows workers, latency and the worker the timeout replaced", async () => {
+  await page.goto(`${base}/#/pool`);
+  await page.locator("#latency [data-step=total]").waitFor();
+  const busy = Number(await page.textContent("#card-busy .value"));
+  const idle = Number(await page.textContent("#card-idle .value"));
+  assert.equal(busy + idle, 2, "two workers");
+  const jobs = Number(await page.textContent("#latency [data-step=total] td:nth-child(2)"));
+  assert.ok(jobs >= 4, `${jobs} jobs in the latency histogram (the four runs)`);
+  assert.match(await page.textContent("#replacements"), /killed: timeout/);
+  await shot("pool");
+});
+
+test("nothing broke the page's Content-Security-Policy and nothing threw", () => {
+  assert.deepEqual(violations, []);
+  assert.deepEqual(pageErrors, []);
+});
