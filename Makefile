@@ -1,5 +1,5 @@
 # The contract with a new user: `make demo` and `make test` work from a fresh clone with
-# only Rust and a Python 3 built with a shared libpython.
+# only Rust, a Python 3 built with a shared libpython, and Node.js with npm (the page).
 
 PYTHON ?= python3
 VENV   := .venv
@@ -7,7 +7,8 @@ PY     := $(VENV)/bin/python
 # pyo3 and build.rs embed the virtualenv's interpreter.
 export PYO3_PYTHON := $(abspath $(PY))
 
-.PHONY: venv build demo test lint arch bench profile soak fuzz-api redis-server clean
+.PHONY: venv build demo test test-ui web web-check lint arch bench profile soak fuzz-api \
+	redis-server chromium clean
 
 $(VENV)/.installed: python/requirements.txt
 	@$(PYTHON) -c 'import sysconfig, sys; sys.exit(0 if sysconfig.get_config_var("Py_ENABLE_SHARED") else "pyward needs a Python built with --enable-shared (libpython)")'
@@ -34,11 +35,48 @@ redis-server:
 
 test: venv redis-server
 	cargo test --workspace
+	$(MAKE) test-ui
+
+# The page `pyward serve` serves at / (cli/web: Vite + TypeScript + CodeMirror). Its
+# built files are committed in cli/web/dist and embedded in the binary, so building
+# pyward needs no Node; `make web` rebuilds them after a change to cli/web.
+WEB := cli/web
+UI  := tests/ui
+
+$(WEB)/node_modules/.package-lock.json: $(WEB)/package-lock.json
+	cd $(WEB) && npm ci --no-audit --no-fund --loglevel=error
+
+$(UI)/node_modules/.package-lock.json: $(UI)/package-lock.json
+	cd $(UI) && npm ci --no-audit --no-fund --loglevel=error
+
+web: $(WEB)/node_modules/.package-lock.json
+	cd $(WEB) && npm run build
+
+# The committed page is what its sources build to.
+web-check: web
+	@test -z "$$(git status --porcelain -- $(WEB)/dist)" || { \
+		git status --short -- $(WEB)/dist; \
+		echo "$(WEB)/dist is not what $(WEB) builds to: run make web and commit it"; exit 1; }
+
+# The page's end-to-end tests drive Debian's Chromium; it comes from the distribution
+# when the machine has none (Playwright's own browser download is not used).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "installing chromium (Debian package)"; \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq chromium >/dev/null; }
+
+# A real server (the workspace's debug build) and headless Chromium through Playwright;
+# screenshots of each view in target/ui-test.
+test-ui: venv chromium $(UI)/node_modules/.package-lock.json
+	cargo build --workspace --bins
+	cd $(UI) && npm test
 
 lint: venv
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	$(MAKE) arch
+	$(MAKE) web-check
 
 # The module graph: no cycle between modules, no arrow up the library's layers
 # (tests/it/architecture.rs reads the sources; the layers are listed there).
@@ -83,4 +121,4 @@ fuzz-api: build $(FUZZ_VENV)/.installed
 
 clean:
 	cargo clean
-	rm -rf $(VENV) $(FUZZ_VENV) demo-out
+	rm -rf $(VENV) $(FUZZ_VENV) demo-out $(WEB)/node_modules $(UI)/node_modules

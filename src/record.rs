@@ -1,7 +1,7 @@
 //! Run records and replay: every run can be written down so that it can be audited and
 //! re-executed later.
 //!
-//! A record is a directory `runs/<time>-<id>/` holding `record.json` (the job: code of
+//! A record is a directory `runs/<time>-<id>/` (time to the millisecond, UTC) holding `record.json` (the job: code of
 //! every attempt, task, input manifest with sha256, policy and its hash, limits; each
 //! attempt's verdict and outcome; artifact names, sizes and sha256; seeds, worker,
 //! versions, timings), copies of in-memory inputs under `inputs/` and the artifacts
@@ -195,7 +195,13 @@ impl Recorder {
             .to_string();
         let (timeout, memory_bytes) = executor.effective_limits(job);
         let policy = executor.policy().clone();
-        let name = format!("{}-{id}", utc_stamp(now.as_secs()));
+        // `<time>.<ms>Z-<id>`: names sort as the runs were made, to the millisecond.
+        let stamp = utc_stamp(now.as_secs());
+        let name = format!(
+            "{}.{:03}Z-{id}",
+            stamp.trim_end_matches('Z'),
+            now.subsec_millis()
+        );
         fs::create_dir_all(&self.dir)?;
         let staging = tempfile::Builder::new()
             .prefix(".writing-")
@@ -300,7 +306,8 @@ impl Recorder {
 }
 
 /// The run directories under `dir`, oldest first: their names start with the UTC time of
-/// the run, so name order is time order. Hidden directories (records being written) and
+/// the run to the millisecond, so name order is time order (runs made in the same
+/// millisecond: either order). Hidden directories (records being written) and
 /// anything without a `record.json` are left out.
 pub fn run_dirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut runs: Vec<PathBuf> = fs::read_dir(dir)?

@@ -121,6 +121,25 @@ impl Server {
         }
     }
 
+    /// GETs `path`, with the token when the server has one.
+    fn fetch(&self, path: &str) -> Answer {
+        let mut request = agent().get(&self.url(path));
+        if let Some(token) = &self.token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        let mut r = request.call().unwrap();
+        let headers = r
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+            .collect();
+        Answer {
+            status: r.status().as_u16(),
+            headers,
+            body: r.body_mut().read_to_vec().unwrap(),
+        }
+    }
+
     fn post_json(&self, path: &str, body: &Value) -> Answer {
         let text = serde_json::to_vec(body).unwrap();
         self.post(path, &[("content-type", "application/json")], &text)
@@ -759,4 +778,156 @@ fn unsafe_free_kill(pid: u32, signal: &str) {
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+#[test]
+fn the_page_is_open_and_strict_and_the_run_records_replay_behind_the_token() {
+    let token = "page-test-token-0123456789";
+    let records = tempfile::tempdir().unwrap();
+    let records_arg = records.path().to_str().unwrap();
+    let server = start_with_token(&["--workers", "1", "--records", records_arg], Some(token));
+
+    // The page: a static shell, served without the token, under a policy that allows no
+    // inline script; the editor's stylesheet nonce is fresh in every answer.
+    let nonce_of = |csp: &str| {
+        let start = csp.find("'nonce-").expect("a style nonce") + 7;
+        csp[start..start + csp[start..].find('\'').unwrap()].to_string()
+    };
+    let (status, content_type, html) = server.get("/");
+    assert_eq!(
+        (status, content_type.as_str()),
+        (200, "text/html; charset=utf-8")
+    );
+    let first = agent().get(&server.url("/")).call().unwrap();
+    let csp = header(&first, "content-security-policy");
+    assert!(csp.contains("script-src 'self';"), "{csp}");
+    assert!(
+        !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
+        "{csp}"
+    );
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(header(&first, "x-content-type-options"), "nosniff");
+    let again = agent().get(&server.url("/")).call().unwrap();
+    let (nonce, other) = (
+        nonce_of(&csp),
+        nonce_of(&header(&again, "content-security-policy")),
+    );
+    assert_ne!(nonce, other, "a nonce is never reused");
+    assert!(nonce.len() >= 22, "128 bits: {nonce}");
+    assert!(
+        !html.contains("PYWARD_CSP_NONCE"),
+        "the placeholder is replaced"
+    );
+    assert!(!html.contains("<script>"), "no inline script in the shell");
+    let script = html
+        .split("src=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("the page loads its script");
+    assert!(script.starts_with("/assets/"), "{script}");
+    let asset = server.fetch(script);
+    assert_eq!(asset.status, 200);
+    assert_eq!(asset.header("content-type"), Some("text/javascript"));
+    assert!(asset.header("cache-control").unwrap().contains("immutable"));
+    for path in [
+        "/assets/nothing.js",
+        "/assets/../../Cargo.toml",
+        "/assets/%2e%2e/index.html",
+    ] {
+        assert_eq!(server.fetch(path).status, 404, "{path}");
+    }
+
+    // Its data is the API's, behind the token.
+    for path in ["/v1/runs", "/v1/pool", "/v1/runs/anything"] {
+        assert_eq!(server.get(path).0, 401, "{path}");
+    }
+
+    // Two jobs, recorded: one draws, one the gate refuses.
+    let drawn = server
+        .post_json("/v1/jobs", &json!({"code": FIGURE, "options": {"seed": 7}}))
+        .report();
+    assert_eq!(drawn["status"], "ok", "{drawn}");
+    let refused = server
+        .post_json("/v1/jobs", &json!({"code": "import os\n"}))
+        .report();
+    assert_eq!(refused["status"], "rejected");
+
+    let list = server.fetch("/v1/runs").json();
+    let statuses: Vec<&str> = (list["runs"].as_array().unwrap().iter())
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["rejected", "ok"], "newest first: {list}");
+    let only_ok = server.fetch("/v1/runs?status=ok").json();
+    assert_eq!(only_ok["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        server.fetch("/v1/runs?limit=1").json()["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let name = only_ok["runs"][0]["name"].as_str().unwrap().to_string();
+
+    let record = server.fetch(&format!("/v1/runs/{name}")).json();
+    assert_eq!(record["attempts"][0]["code"], FIGURE);
+    let listed = &record["attempts"][0]["artifacts"][0];
+    assert_eq!(listed["name"], "figure.png");
+    let png = server.fetch(&format!("/v1/runs/{name}/attempts/1/figure.png"));
+    assert_eq!(png.status, 200);
+    assert_eq!(png.header("content-type"), Some("image/png"));
+    assert_eq!(png.header("x-content-type-options"), Some("nosniff"));
+    assert!(png
+        .header("content-security-policy")
+        .unwrap()
+        .contains("sandbox"));
+    assert_eq!(png.body.len() as u64, listed["bytes"].as_u64().unwrap());
+    assert_eq!(
+        pyward::record::sha256_hex(&png.body),
+        listed["sha256"].as_str().unwrap()
+    );
+    // Only what the record lists, and only under the records.
+    for path in [
+        format!("/v1/runs/{name}/attempts/1/record.json"),
+        format!("/v1/runs/{name}/attempts/0/figure.png"),
+        format!("/v1/runs/{name}/attempts/2/figure.png"),
+        "/v1/runs/..%2F..%2Fetc/attempts/1/passwd".to_string(),
+        "/v1/runs/.hidden".to_string(),
+        "/v1/runs/no-such-run".to_string(),
+    ] {
+        server.fetch(&path).problem(404, "not_found");
+    }
+
+    // Replayed on the server's own pool: the same bytes.
+    let replay = server.post(&format!("/v1/runs/{name}/replay"), &[], b"");
+    assert_eq!(
+        replay.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&replay.body)
+    );
+    let replay = replay.json();
+    assert_eq!(replay["identical"], true, "{replay}");
+    assert_eq!(
+        replay["attempts"][0]["artifacts"][0]["verdict"],
+        "identical"
+    );
+
+    // The pool view: the stats and the latency of the /metrics histograms.
+    let pool = server.fetch("/v1/pool").json();
+    assert_eq!(pool["ready"], true);
+    assert_eq!(pool["stats"]["workers"].as_array().unwrap().len(), 1);
+    let total = &pool["latency_ms"]["total"];
+    assert_eq!(total["count"].as_u64(), Some(2), "{pool}");
+    assert!(total["p50"].as_f64().unwrap() > 0.0, "{pool}");
+    let metrics = String::from_utf8(server.fetch("/metrics").body).unwrap();
+    assert!(
+        metrics.contains("pyward_job_stage_seconds_count{stage=\"total\"} 2\n"),
+        "{metrics}"
+    );
+    drop(server);
+
+    // Without records there are none to list; with --no-page there is no page.
+    let bare = start(&["--workers", "1", "--no-page"]);
+    bare.fetch("/v1/runs").problem(404, "not_found");
+    bare.fetch("/").problem(404, "not_found");
 }

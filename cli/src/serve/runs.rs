@@ -122,6 +122,9 @@ fn summaries(dir: &Path, status: Option<String>, limit: usize) -> std::io::Resul
             artifacts: record.attempts.last().map_or(0, |a| a.artifacts.len()),
         });
     }
+    // Runs made in the same millisecond, in the order they were made.
+    list.runs
+        .sort_by(|a, b| (b.created_unix_ms, &b.name).cmp(&(a.created_unix_ms, &a.name)));
     Ok(list)
 }
 
@@ -264,14 +267,15 @@ pub async fn replay(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>)
     }
 }
 
-/// The run named `name` (a directory directly under the records, holding a record).
+/// The run named `name`: a directory directly under the records (no separator, no
+/// leading dot, so never `..` nor a record being written), holding a record.
 async fn find(app: &App, name: &str) -> Result<(PathBuf, RunRecord), Problem> {
     let dir = records_dir(app).ok_or_else(no_records)?;
     let plain = !name.is_empty()
         && !name.starts_with('.')
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
     if !plain {
         return Err(not_found("no such run"));
     }
