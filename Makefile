@@ -67,9 +67,10 @@ chromium:
 		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq chromium >/dev/null; }
 
 # A real server (the workspace's debug build) and headless Chromium through Playwright;
-# screenshots of each view in target/ui-test.
+# the records start with a repair loop that the repair_loop example runs. Screenshots of
+# each view in target/ui-test.
 test-ui: venv chromium $(UI)/node_modules/.package-lock.json
-	cargo build --workspace --bins
+	cargo build --workspace --bins --example repair_loop
 	cd $(UI) && npm test
 
 lint: venv

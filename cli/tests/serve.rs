@@ -891,6 +891,7 @@ fn the_page_is_open_and_strict_and_the_run_records_replay_behind_the_token() {
         format!("/v1/runs/{name}/attempts/0/figure.png"),
         format!("/v1/runs/{name}/attempts/2/figure.png"),
         "/v1/runs/..%2F..%2Fetc/attempts/1/passwd".to_string(),
+        format!("/v1/runs/{name}/attempts/first/figure.png"),
         "/v1/runs/.hidden".to_string(),
         "/v1/runs/no-such-run".to_string(),
     ] {

@@ -1,13 +1,15 @@
 // The page `pyward serve` serves at `/`, end to end: a real server (the workspace's
 // `pyward` binary, with a token and run records) and Debian's Chromium, headless,
 // driven by Playwright. The steps share one browser tab and run in order, as a person
-// would use the page: token, run, typo, timeout, hostile stdout, runs and replay, pool.
+// would use the page: token, run, dropped input, typo, timeout, hostile stdout, runs
+// (a repair loop's attempts, replay), pool. The records start with one repair loop of
+// three attempts, written by the `repair_loop` example through a real pool.
 //
 // Screenshots of each view go to $PYWARD_UI_OUT (default: target/ui-test).
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -17,6 +19,7 @@ import { chromium } from "playwright-core";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const binary = process.env.PYWARD_BIN ?? join(root, "target/debug/pyward");
+const repairLoop = join(dirname(binary), "examples/repair_loop");
 const out = resolve(process.env.PYWARD_UI_OUT ?? join(root, "target/ui-test"));
 const TOKEN = "ui-test-token-0123456789abcdef";
 
@@ -33,6 +36,7 @@ before(async () => {
   mkdirSync(out, { recursive: true });
   scratch = mkdtempSync(join(tmpdir(), "pyward-ui-"));
   writeFileSync(join(scratch, "token"), TOKEN);
+  execFileSync(repairLoop, ["--records", join(scratch, "runs")], { cwd: scratch, stdio: "ignore" });
   server = spawn(
     binary,
     ["serve", "--listen", "127.0.0.1:0", "--workers", "2", "--token-file", join(scratch, "token"), "--records", join(scratch, "runs"), "--timeout", "10"],
@@ -148,6 +152,24 @@ test("a script runs and its PNG is shown with status, timings, stdout and summar
   await shot("playground");
 });
 
+test("an input file dropped on the page reaches the job", async () => {
+  const csv = "a,b\n1,4\n2,5\n3,7\n";
+  const dropped = await page.evaluateHandle((text) => {
+    const data = new DataTransfer();
+    data.items.add(new File([text], "data.csv", { type: "text/csv" }));
+    return data;
+  }, csv);
+  await page.dispatchEvent("#drop", "dragover", { dataTransfer: dropped });
+  await page.dispatchEvent("#drop", "drop", { dataTransfer: dropped });
+  assert.match(await page.textContent("#files"), /data\.csv/);
+  await setCode("df = pd.read_csv(srcpath('data.csv'))\nprint('rows', len(df), 'sum', df['b'].sum())\ndf.plot(x='a', y='b')\nplt.savefig(OUT)\n");
+  assert.equal(await run(), "ok");
+  assert.match(await page.textContent("#stdout"), /rows 3 sum 16/);
+  // Removed again: later jobs run without it.
+  await page.locator("#files button").click();
+  assert.equal(await page.locator("#files li").count(), 0);
+});
+
 test("a typo is marked at its line and column as you type, and a run is rejected", async () => {
   const code = PLOT.replace('ax.set_title("A wave and its noise")', 'ax.set_title("A wave and its noise"))');
   const line = code.split("\n").findIndex((l) => l.startsWith("ax.set_title")) + 1;
@@ -186,12 +208,14 @@ test("stdout with markup is shown as text, never run", async () => {
   assert.equal(await page.evaluate(() => document.body.dataset.pwned ?? null), null, "no script ran");
 });
 
-test("the runs are listed newest first, filter by status, and a replay is identical", async () => {
+test("the runs are listed newest first and filter by status; a repair loop shows its diffs", async () => {
   await page.goto(`${base}/#/runs`);
   const rows = page.locator("#run-list tbody tr");
-  await rows.first().waitFor();
+  await rows.nth(5).waitFor();
   const statuses = await rows.locator("[data-status]").evaluateAll((els) => els.map((e) => e.dataset.status));
-  assert.deepEqual(statuses.slice(0, 4), ["ok", "timeout", "rejected", "ok"], "newest first");
+  // Newest first: the hostile stdout, timeout, typo, dropped input, plot, then the repair loop.
+  assert.deepEqual(statuses, ["ok", "timeout", "rejected", "ok", "ok", "ok"]);
+  assert.match(await rows.nth(5).textContent(), /python_error → rejected → ok/);
   await shot("runs");
 
   await page.selectOption("#status-filter", "timeout");
@@ -200,10 +224,24 @@ test("the runs are listed newest first, filter by status, and a replay is identi
   const filtered = await page.locator("#run-list tbody tr [data-status]").evaluateAll((els) => els.map((e) => e.dataset.status));
   assert.deepEqual(filtered, ["timeout"]);
 
-  // The first run: the plot.
-  await page.selectOption("#status-filter", "ok");
-  await page.locator("#run-list tbody tr").nth(1).waitFor();
-  await page.locator("#run-list tbody tr").last().locator("a").click();
+  // The repair loop: each attempt's code against the one before.
+  await page.goto(`${base}/#/runs`);
+  await rows.nth(5).locator("a").click();
+  await page.locator(".attempt[data-attempt='3']").waitFor();
+  const attempt = (n) => page.locator(`.attempt[data-attempt='${n}']`);
+  assert.match(await attempt(1).locator("#feedback").textContent(), /regoin/);
+  assert.match(await attempt(2).locator(".diff .added").allTextContents().then((t) => t.join("\n")), /import os/);
+  assert.match(await attempt(3).locator(".diff .removed").allTextContents().then((t) => t.join("\n")), /import os/);
+  assert.equal(await attempt(3).locator(".diff .added").count(), 1, "one line changed back");
+  await attempt(3).locator("img").waitFor();
+  await shot("run-repair");
+});
+
+test("a recorded figure replays identical on the server's pool", async () => {
+  await page.goto(`${base}/#/runs`);
+  const plot = page.locator("#run-list tbody tr").nth(4);
+  await plot.waitFor();
+  await plot.locator("a").click();
   const img = page.locator(".attempt img").first();
   await img.waitFor();
   assert.match(await img.getAttribute("src"), /^blob:/, "fetched with the token");
@@ -223,7 +261,7 @@ test("the pool shows workers, latency and the worker the timeout replaced", asyn
   const idle = Number(await page.textContent("#card-idle .value"));
   assert.equal(busy + idle, 2, "two workers");
   const jobs = Number(await page.textContent("#latency [data-step=total] td:nth-child(2)"));
-  assert.ok(jobs >= 4, `${jobs} jobs in the latency histogram (the four runs)`);
+  assert.equal(jobs, 5, "the five runs of this server (a replay is not a job)");
   assert.match(await page.textContent("#replacements"), /killed: timeout/);
   await shot("pool");
 });

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -71,7 +72,14 @@ pub struct RunList {
     ),
     security((), ("bearer" = [])),
 )]
-pub async fn list(State(app): State<Arc<App>>, Query(query): Query<ListQuery>) -> Response {
+pub async fn list(
+    State(app): State<Arc<App>>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Response {
+    let query = match query {
+        Ok(Query(q)) => q,
+        Err(e) => return Problem::malformed(e.body_text()).into_response(),
+    };
     let Some(dir) = records_dir(&app) else {
         return no_records().into_response();
     };
@@ -165,17 +173,18 @@ pub async fn show(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>) -
 )]
 pub async fn artifact(
     State(app): State<Arc<App>>,
-    UrlPath((name, attempt, file)): UrlPath<(String, usize, String)>,
+    UrlPath((name, attempt, file)): UrlPath<(String, String, String)>,
 ) -> Response {
     let (dir, record) = match find(&app, &name).await {
         Ok(found) => found,
         Err(problem) => return problem.into_response(),
     };
-    let listed = attempt
-        .checked_sub(1)
-        .and_then(|i| record.attempts.get(i))
-        .and_then(|a| a.artifacts.iter().find(|x| x.name == file));
-    let Some(listed) = listed else {
+    // 1-based; anything but a listed attempt and artifact is not found.
+    let listed = attempt.parse::<usize>().ok().and_then(|n| {
+        let artifacts = &record.attempts.get(n.checked_sub(1)?)?.artifacts;
+        Some((n, artifacts.iter().find(|x| x.name == file)?))
+    });
+    let Some((attempt, listed)) = listed else {
         return not_found("no such attempt or artifact in this run").into_response();
     };
     let path = dir.join(format!("attempt-{attempt}")).join(&listed.name);
@@ -254,12 +263,10 @@ pub async fn replay(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>)
             replay,
         })
         .into_response(),
-        Ok(Err(record::ReplayRunError::Refused(e))) => {
-            Problem::new(StatusCode::CONFLICT, "not_replayable", e.to_string()).into_response()
-        }
         Ok(Err(record::ReplayRunError::Executor { error, .. })) => {
             Problem::from_executor(&error).into_response()
         }
+        // The record is unreadable or an input changed since the run: nothing ran.
         Ok(Err(e)) => {
             Problem::new(StatusCode::CONFLICT, "not_replayable", e.to_string()).into_response()
         }
