@@ -834,7 +834,7 @@ fn the_page_is_open_and_strict_and_the_run_records_replay_behind_the_token() {
         "/assets/../../Cargo.toml",
         "/assets/%2e%2e/index.html",
     ] {
-        assert_eq!(server.fetch(path).status, 404, "{path}");
+        server.fetch(path).problem(404, "not_found");
     }
 
     // Its data is the API's, behind the token.

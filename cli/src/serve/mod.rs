@@ -8,8 +8,8 @@
 //!
 //! Modules: [`jobs`] (the job and check endpoints), [`runs`] (the run records and their
 //! replay), [`pool`] (the pool view), [`page`] (the page at `/`), [`probes`] (health,
-//! readiness, metrics), [`auth`], [`problem`] (error bodies), [`metrics`], [`openapi`], [`state`],
-//! [`listener`] (connections and their limits), [`queue`] and [`queued`].
+//! readiness, metrics), [`auth`], [`problem`] (error bodies), [`metrics`], [`openapi`],
+//! [`state`], [`listener`] (connections and their limits), [`queue`] and [`queued`].
 
 mod auth;
 mod jobs;

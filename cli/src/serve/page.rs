@@ -16,6 +16,8 @@ use axum::routing::get;
 use axum::Router;
 use rust_embed::RustEmbed;
 
+use super::problem::Problem;
+
 /// The built page.
 #[derive(RustEmbed)]
 #[folder = "web/dist"]
@@ -44,11 +46,7 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
 
 async fn index() -> Response {
     let Some(page) = Dist::get("index.html") else {
-        return (
-            StatusCode::NOT_FOUND,
-            "the page was not built into this binary",
-        )
-            .into_response();
+        return not_found("the page was not built into this binary");
     };
     let nonce = match fresh_nonce() {
         Ok(n) => n,
@@ -69,7 +67,7 @@ async fn index() -> Response {
 async fn asset(Path(file): Path<String>) -> Response {
     let path = format!("assets/{file}");
     let Some(found) = Dist::get(&path) else {
-        return (StatusCode::NOT_FOUND, "no such file").into_response();
+        return not_found("no such file in the page");
     };
     let media_type = mime_guess::from_path(&path).first_or_octet_stream();
     // Vite names assets by their content's hash: a name never changes meaning.
@@ -96,6 +94,10 @@ fn answer(media_type: &str, cache: &'static str, policy: &str, body: Vec<u8>) ->
         (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
     ];
     (StatusCode::OK, headers, body).into_response()
+}
+
+fn not_found(detail: &str) -> Response {
+    Problem::new(StatusCode::NOT_FOUND, "not_found", detail).into_response()
 }
 
 /// 128 random bits, base64: a nonce no page content can guess.
