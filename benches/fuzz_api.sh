@@ -7,9 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 st=${SCHEMATHESIS:-.venv-fuzz/bin/st}
 log=$(mktemp)
-./target/release/pyward serve --listen 127.0.0.1:0 --workers 2 --timeout 5 >"$log.out" 2>"$log" &
+# With run records, so that the run routes have records to find (and names to refuse).
+./target/release/pyward serve --listen 127.0.0.1:0 --workers 2 --timeout 5 \
+  --records "$log.runs" >"$log.out" 2>"$log" &
 server=$!
-trap 'kill -KILL $server 2>/dev/null || true; rm -f "$log" "$log.out"' EXIT
+trap 'kill -KILL $server 2>/dev/null || true; rm -rf "$log" "$log.out" "$log.runs"' EXIT
 for _ in $(seq 200); do
   url=$(sed -n 's/^pyward serve: listening on //p' "$log.out")
   [ -n "$url" ] && curl -sf "$url/readyz" >/dev/null && break

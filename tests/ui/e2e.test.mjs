@@ -99,7 +99,7 @@ async function run() {
   // A fresh result replaces "Running…" once the report is in.
   await page.click("#run");
   await page.locator("#result .report").waitFor({ timeout: 30_000 });
-  return page.locator("#status [data-status]").getAttribute("data-status");
+  return page.locator("#result .status [data-status]").getAttribute("data-status");
 }
 
 async function shot(name) {
@@ -137,7 +137,7 @@ test("the page asks for the token, then the gate checks the starter code", async
 test("a script runs and its PNG is shown with status, timings, stdout and summary", async () => {
   await setCode(PLOT);
   assert.equal(await run(), "ok");
-  const img = page.locator("#figures img").first();
+  const img = page.locator("#result .figures img").first();
   await img.waitFor();
   const src = await img.getAttribute("src");
   assert.match(src, /^data:image\/png;base64,/);
@@ -145,10 +145,10 @@ test("a script runs and its PNG is shown with status, timings, stdout and summar
   assert.deepEqual([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], "PNG bytes");
   const width = await img.evaluate(async (el) => (await el.decode(), el.naturalWidth));
   assert.ok(width > 100, `the figure decodes (${width} px wide)`);
-  assert.match(await page.textContent("#stdout"), /mean -?\d/);
-  assert.equal(await page.locator("#timings td").count(), 4, "gate, queue, exec, total");
-  assert.match(await page.textContent(".figure-summary"), /"A wave and its noise" \(x "x", y "value"\)/);
-  assert.ok((await page.textContent("#feedback")).length > 0, "the feedback section");
+  assert.match(await page.textContent("#result .stdout"), /mean -?\d/);
+  assert.equal(await page.locator("#result .timings td").count(), 4, "gate, queue, exec, total");
+  assert.match(await page.textContent("#result .figure-summary"), /"A wave and its noise" \(x "x", y "value"\)/);
+  assert.ok((await page.textContent("#result .feedback")).length > 0, "the feedback section");
   await shot("playground");
 });
 
@@ -164,7 +164,7 @@ test("an input file dropped on the page reaches the job", async () => {
   assert.match(await page.textContent("#files"), /data\.csv/);
   await setCode("df = pd.read_csv(srcpath('data.csv'))\nprint('rows', len(df), 'sum', df['b'].sum())\ndf.plot(x='a', y='b')\nplt.savefig(OUT)\n");
   assert.equal(await run(), "ok");
-  assert.match(await page.textContent("#stdout"), /rows 3 sum 16/);
+  assert.match(await page.textContent("#result .stdout"), /rows 3 sum 16/);
   // Removed again: later jobs run without it.
   await page.locator("#files button").click();
   assert.equal(await page.locator("#files li").count(), 0);
@@ -193,7 +193,7 @@ test("a job that runs too long shows the timeout status", async () => {
   await setCode("while True:\n    pass\n");
   await page.fill("#timeout", "1");
   assert.equal(await run(), "timeout");
-  assert.match(await page.textContent("#feedback"), /did not finish within 1\.0 s/);
+  assert.match(await page.textContent("#result .feedback"), /did not finish within 1\.0 s/);
   await page.fill("#timeout", "10");
 });
 
@@ -201,7 +201,7 @@ test("stdout with markup is shown as text, never run", async () => {
   const payload = `<script>document.body.dataset.pwned = "script"</script><img src=x onerror="document.body.dataset.pwned = 'img'"><b>bold</b>`;
   await setCode(`print(${JSON.stringify(payload)})\n${PLOT}`);
   assert.equal(await run(), "ok");
-  const stdout = page.locator("#stdout");
+  const stdout = page.locator("#result .stdout");
   assert.ok((await stdout.textContent()).includes(payload), "the bytes as text");
   assert.equal(await stdout.locator("*").count(), 0, "no element made from stdout");
   await page.waitForTimeout(300);
@@ -229,7 +229,7 @@ test("the runs are listed newest first and filter by status; a repair loop shows
   await rows.nth(5).locator("a").click();
   await page.locator(".attempt[data-attempt='3']").waitFor();
   const attempt = (n) => page.locator(`.attempt[data-attempt='${n}']`);
-  assert.match(await attempt(1).locator("#feedback").textContent(), /regoin/);
+  assert.match(await attempt(1).locator(".feedback").textContent(), /regoin/);
   assert.match(await attempt(2).locator(".diff .added").allTextContents().then((t) => t.join("\n")), /import os/);
   assert.match(await attempt(3).locator(".diff .removed").allTextContents().then((t) => t.join("\n")), /import os/);
   assert.equal(await attempt(3).locator(".diff .added").count(), 1, "one line changed back");

@@ -5,7 +5,7 @@ import { setToken, whenTokenNeeded } from "./api";
 import { replace } from "./dom";
 import { playground } from "./playground";
 import { pool, stopPool } from "./pool";
-import { runDetail, runList } from "./runs";
+import { releaseRunImages, runDetail, runList } from "./runs";
 
 const view = document.getElementById("view") as HTMLElement;
 const tokenForm = document.getElementById("token-form") as HTMLFormElement;
@@ -25,6 +25,7 @@ tokenForm.addEventListener("submit", (e) => {
 
 function route(): void {
   stopPool();
+  releaseRunImages();
   const hash = location.hash.replace(/^#/, "") || "/play";
   const [path, query = ""] = hash.split("?", 2);
   const params = new URLSearchParams(query);

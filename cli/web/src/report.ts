@@ -5,7 +5,8 @@
 import { badge, bytes, h, ms } from "./dom";
 import type { ArtifactReport, Report } from "./types";
 
-/** The sections of a report; `images` supplies each artifact's displayable URL. */
+/** The sections of a report; `images` supplies each artifact's displayable URL. Classes,
+ *  not ids: the run browser shows one report per attempt. */
 export function reportView(report: Report, images: Map<string, string>): HTMLElement {
   const artifacts = report.artifacts ?? [];
   const t = report.timings_ms;
@@ -13,18 +14,18 @@ export function reportView(report: Report, images: Map<string, string>): HTMLEle
   return h(
     "div",
     { class: "report" },
-    h("div", { class: "status-line" }, "Status ", h("span", { id: "status" }, badge(report.status))),
-    artifacts.length > 0 ? h("section", { id: "figures" }, ...artifacts.map((a) => artifactView(a, images.get(a.name)))) : null,
+    h("div", { class: "status-line" }, "Status ", h("span", { class: "status" }, badge(report.status))),
+    artifacts.length > 0 ? h("section", { class: "figures" }, ...artifacts.map((a) => artifactView(a, images.get(a.name)))) : null,
     report.description
       ? h("section", {}, h("h3", {}, "Figure summary"), h("pre", { class: "figure-summary" }, report.description))
       : null,
-    h("section", {}, h("h3", {}, "Feedback"), h("pre", { id: "feedback", class: "feedback" }, report.feedback || "(none: the job did what was asked)")),
+    h("section", {}, h("h3", {}, "Feedback"), h("pre", { class: "feedback" }, report.feedback || "(none: the job did what was asked)")),
     ran
       ? h(
           "section",
           {},
           h("h3", {}, "Stdout", report.stdout_dropped ? ` (${report.stdout_dropped} bytes dropped)` : ""),
-          h("pre", { id: "stdout" }, report.stdout || "(nothing printed)"),
+          h("pre", { class: "stdout" }, report.stdout || "(nothing printed)"),
         )
       : null,
     t
@@ -34,7 +35,7 @@ export function reportView(report: Report, images: Map<string, string>): HTMLEle
           h("h3", {}, "Timings"),
           h(
             "table",
-            { id: "timings", class: "timings" },
+            { class: "timings" },
             h("tr", {}, ...["gate", "queue", "exec", "total"].map((k) => h("th", {}, k))),
             h("tr", {}, ...[t.gate, t.queue, t.exec, t.total].map((v) => h("td", {}, ms(v)))),
           ),

@@ -13,12 +13,12 @@ const STATUSES = ["", "ok", "rejected", "bad_input", "python_error", "timeout", 
 /** Object URLs of artifacts shown, released when the view is left. */
 const shown: string[] = [];
 
-function release(): void {
+/** Frees the artifacts' object URLs (when the view is left or redrawn). */
+export function releaseRunImages(): void {
   for (const url of shown.splice(0)) URL.revokeObjectURL(url);
 }
 
 export function runList(status: string): HTMLElement {
-  release();
   const filter = h(
     "select",
     { id: "status-filter" },
@@ -65,7 +65,6 @@ export function runList(status: string): HTMLElement {
 }
 
 export function runDetail(name: string): HTMLElement {
-  release();
   const root = h("div", { class: "run" }, h("p", { class: "muted" }, "Loading…"));
   call<RunRecord>("GET", `/v1/runs/${encodeURIComponent(name)}`)
     .then((record) => replace(root, ...detail(name, record)))
