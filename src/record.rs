@@ -225,9 +225,15 @@ impl Recorder {
                     }
                 }
                 Source::Bytes { name, bytes } => {
-                    let target = staging.path().join("inputs").join(name);
-                    fs::create_dir_all(target.parent().expect("inputs/ is a parent"))?;
-                    fs::write(&target, bytes)?;
+                    // The executor refuses other names; a record never writes outside.
+                    let rel = workspace::plain_relative(name).ok_or_else(|| {
+                        io::Error::new(io::ErrorKind::InvalidInput, format!("input name {name:?}"))
+                    })?;
+                    let target = staging.path().join("inputs").join(rel);
+                    let parent = target.parent().expect("inputs/ is a parent");
+                    fs::create_dir_all(parent)
+                        .and_then(|()| fs::write(&target, bytes))
+                        .map_err(|e| naming(e, &format!("input {name:?}")))?;
                     inputs.push(InputRecord {
                         name: name.clone(),
                         bytes: bytes.len() as u64,
@@ -260,8 +266,9 @@ impl Recorder {
             let dir = staging.path().join(format!("attempt-{}", i + 1));
             let mut artifacts = Vec::new();
             for a in attempt.outcome.artifacts() {
-                fs::create_dir_all(&dir)?;
-                fs::write(dir.join(&a.name), &a.bytes)?;
+                fs::create_dir_all(&dir)
+                    .and_then(|()| fs::write(dir.join(&a.name), &a.bytes))
+                    .map_err(|e| naming(e, &format!("artifact {:?}", a.name)))?;
                 artifacts.push(ArtifactRecord {
                     name: a.name.clone(),
                     media_type: a.media_type.clone(),
@@ -318,6 +325,11 @@ pub fn run_dirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
         .collect();
     runs.sort();
     Ok(runs)
+}
+
+/// `e`, saying what was being written.
+fn naming(e: io::Error, what: &str) -> io::Error {
+    io::Error::new(e.kind(), format!("{what}: {e}"))
 }
 
 /// Reads `record.json` from a run directory.

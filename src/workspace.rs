@@ -182,12 +182,17 @@ fn stage_dir(root: &Path, dest: &Path) -> Result<usize, StageError> {
     Ok(files.len())
 }
 
-/// `name` as a relative path of normal components only, or `None`.
-fn plain_relative(name: &str) -> Option<&Path> {
+/// `name` as a relative path of normal components only, written in its one plain form
+/// (no `a/`, `a//b` or `a/./b`, which name the same file as another spelling or a
+/// directory), or `None`.
+pub(crate) fn plain_relative(name: &str) -> Option<&Path> {
     let path = Path::new(name);
-    let ok = !name.is_empty()
-        && !name.contains('\0')
-        && path.components().all(|c| matches!(c, Component::Normal(_)));
+    let mut parts = 0;
+    let normal = path.components().all(|c| {
+        parts += 1;
+        matches!(c, Component::Normal(_))
+    });
+    let ok = !name.is_empty() && !name.contains('\0') && normal && name.split('/').count() == parts;
     ok.then_some(path)
 }
 
@@ -213,7 +218,18 @@ mod tests {
     fn names_must_be_plain_relative_paths() {
         assert!(plain_relative("data.csv").is_some());
         assert!(plain_relative("sub/data.csv").is_some());
-        for bad in ["", "/etc/passwd", "../x", "a/../../x", "a\0b", "./x"] {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a\0b",
+            "./x",
+            "x/",
+            "x/.",
+            "a//b",
+            "a/./b",
+        ] {
             assert!(plain_relative(bad).is_none(), "{bad:?}");
         }
     }

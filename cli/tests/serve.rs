@@ -852,6 +852,19 @@ fn the_page_is_open_and_strict_and_the_run_records_replay_behind_the_token() {
         .report();
     assert_eq!(refused["status"], "rejected");
 
+    // A refused job is recorded too, and its inputs with it: a name that climbs out of
+    // the record is refused before the gate, and nothing is written there.
+    server
+        .post_json(
+            "/v1/jobs",
+            &json!({"code": "import os\n", "inputs": {"../../escaped": "YQ=="}}),
+        )
+        .problem(400, "invalid_job");
+    assert!(
+        !records.path().join("escaped").exists(),
+        "written outside the record"
+    );
+
     let list = server.fetch("/v1/runs").json();
     let statuses: Vec<&str> = (list["runs"].as_array().unwrap().iter())
         .map(|r| r["status"].as_str().unwrap())

@@ -367,7 +367,7 @@ impl Executor {
             .seed
             .unwrap_or_else(|| self.pool.seeds.hash_one(job_id) & 0xffff_ffff);
         let policy = &config.policy;
-        check_arrays(&job, policy)?;
+        check_inputs(&job, policy)?;
         let refused = |failure: JobFailure| {
             let gate = submitted.elapsed();
             let timings = Timings {
@@ -456,11 +456,22 @@ impl Drop for Pool {
     }
 }
 
-/// Refuses a job whose arrays could not be prepared or whose array names are not
+/// Refuses, before the gate, a job whose in-memory input names are not plain relative
+/// paths (a refused job is still recorded, and its record stores the inputs under
+/// their names), or whose arrays could not be prepared or whose array names are not
 /// plain, unused, policy-clean identifiers (the name must pass the gate on its own).
-fn check_arrays(job: &Job, policy: &gate::Policy) -> Result<()> {
+fn check_inputs(job: &Job, policy: &gate::Policy) -> Result<()> {
     if let Some(why) = &job.input_error {
         return Err(Error::InvalidJob(why.clone()));
+    }
+    for source in &job.sources {
+        if let crate::job::Source::Bytes { name, .. } = source {
+            if crate::workspace::plain_relative(name).is_none() {
+                return Err(Error::InvalidJob(format!(
+                    "input name {name:?} is not a plain relative path"
+                )));
+            }
+        }
     }
     if job.arrays.len() > crate::fdpass::MAX_FDS {
         return Err(Error::InvalidJob(format!(

@@ -67,6 +67,7 @@ pub struct RunList {
     params(ListQuery),
     responses(
         (status = 200, description = "Recorded runs, newest first", body = RunList),
+        (status = 400, description = "A malformed query (`limit` not a number)", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or wrong bearer token", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "The server keeps no run records (no --records)", body = Problem, content_type = "application/problem+json"),
     ),
