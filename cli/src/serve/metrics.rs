@@ -36,7 +36,7 @@ pub struct Replacement {
     pub cause: String,
     /// What happened, for a person (a retirement's detail; empty for a kill).
     pub detail: String,
-    /// The worker's pool slot and process id.
+    /// The worker's pool slot.
     pub slot: usize,
     /// The worker's process id.
     pub pid: u32,
@@ -62,6 +62,9 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 /// The server's metrics.
 pub struct Metrics {
     registry: Registry,
+    /// The job-step histograms alone (the same family as in `registry`): what the pool
+    /// view's quantiles read, without the pool's gauges (a /proc read per worker).
+    latency_registry: Registry,
     jobs: Family<Label, Counter>,
     stage_seconds: Family<Label, Histogram>,
     kills: Family<Label, Counter>,
@@ -86,11 +89,11 @@ impl Metrics {
             // 0.25 ms .. ~67 s.
             Histogram::new(exponential_buckets(0.000_25, 2.0, 19))
         });
-        registry.register(
-            "job_stage_seconds",
-            "Time per job step: gate, queue (waiting for a worker), exec (inside the worker), total",
-            stage_seconds.clone(),
-        );
+        let stage_help =
+            "Time per job step: gate, queue (waiting for a worker), exec (inside the worker), total";
+        registry.register("job_stage_seconds", stage_help, stage_seconds.clone());
+        let mut latency_registry = Registry::with_prefix("pyward");
+        latency_registry.register("job_stage_seconds", stage_help, stage_seconds.clone());
         let kills = Family::<Label, Counter>::default();
         registry.register(
             "worker_kills",
@@ -124,6 +127,7 @@ impl Metrics {
         registry.register_collector(Box::new(PoolCollector { executor }));
         Metrics {
             registry,
+            latency_registry,
             jobs,
             stage_seconds,
             kills,
@@ -204,7 +208,8 @@ impl Metrics {
     /// Latency quantiles per job step (`gate`, `queue`, `exec`, `total`), read from the
     /// same histograms `/metrics` exposes.
     pub fn latency(&self) -> BTreeMap<String, Quantiles> {
-        quantiles_from_exposition(&self.render(), "pyward_job_stage_seconds", "stage")
+        let text = encode(&self.latency_registry);
+        quantiles_from_exposition(&text, "pyward_job_stage_seconds", "stage")
     }
 
     /// A job whose client went away before its answer: the job was cancelled.
@@ -228,12 +233,16 @@ impl Metrics {
 
     /// The exposition text.
     pub fn render(&self) -> String {
-        let mut text = String::new();
-        if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
-            tracing::error!("cannot encode the metrics: {e}");
-        }
-        text
+        encode(&self.registry)
     }
+}
+
+fn encode(registry: &Registry) -> String {
+    let mut text = String::new();
+    if let Err(e) = prometheus_client::encoding::text::encode(&mut text, registry) {
+        tracing::error!("cannot encode the metrics: {e}");
+    }
+    text
 }
 
 fn unix_ms() -> u64 {
