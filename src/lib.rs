@@ -86,6 +86,7 @@ pub mod gate;
 pub mod guide;
 mod job;
 mod outcome;
+pub mod output_dir;
 #[doc(hidden)]
 pub mod protocol;
 mod python_env;

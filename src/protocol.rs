@@ -16,7 +16,7 @@ use crate::gate::RuntimeRules;
 use crate::sandbox::{Enforcement, SandboxSpec};
 
 /// Bumped whenever a message changes shape; a worker of another version is refused.
-pub const PROTOCOL_VERSION: u32 = 7;
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// Largest frame either side accepts (a message or one artifact), in bytes.
 pub const MAX_FRAME: usize = 256 * 1024 * 1024;
@@ -142,11 +142,38 @@ pub enum ZygoteReply {
     },
 }
 
+/// A per-job secret the host draws from the kernel's random source for each run frame.
+/// The worker's Rust loop takes it before the job starts and echoes it in the job's
+/// [`WorkerMsg::Done`] and [`WorkerMsg::Reset`]; it is never placed in a Python object
+/// or the environment, so job code that reaches the worker's descriptors cannot answer
+/// for itself (an early `Done` to be handed the next job) or for another job.
+#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(transparent)]
+pub struct Nonce(pub [u64; 2]);
+
+impl Nonce {
+    /// 128 bits from the kernel's random source (`getrandom(2)`).
+    pub fn random() -> std::io::Result<Nonce> {
+        let mut bytes = [0u8; 16];
+        crate::sys::fill_random(&mut bytes)?;
+        let (a, b) = bytes.split_at(8);
+        let word = |w: &[u8]| u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        Ok(Nonce([word(a), word(b)]))
+    }
+}
+
+impl std::fmt::Debug for Nonce {
+    // A secret: debug output (logs, panics) never shows it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Nonce(..)")
+    }
+}
+
 /// Contents of [`HostMsg::Run`].
 #[derive(Serialize, Deserialize, Debug)]
 pub struct RunMsg {
-    /// Echoed in the answer; the supervisor refuses an answer for another job.
-    pub job_id: u64,
+    /// Echoed in the answer and the reset; the supervisor refuses any other value.
+    pub nonce: Nonce,
     /// Gate-approved source.
     pub code: String,
     /// Seed for numpy's and `random`'s global generators.
@@ -213,8 +240,8 @@ pub enum WorkerMsg {
 /// stands.
 #[derive(Serialize, Deserialize, Debug, Default)]
 pub struct ResetMsg {
-    /// The job this reset followed.
-    pub job_id: u64,
+    /// The nonce of the run this reset followed.
+    pub nonce: Nonce,
     /// Between-job steps that failed (restoring rcParams, emptying the scratch, ...).
     pub housekeeping_failures: Vec<String>,
     /// Process-wide state the job changed that could not be restored exactly (the
@@ -277,8 +304,8 @@ pub struct Versions {
 /// Contents of [`WorkerMsg::Done`].
 #[derive(Serialize, Deserialize, Debug)]
 pub struct DoneMsg {
-    /// The job this answers.
-    pub job_id: u64,
+    /// The nonce of the run this answers.
+    pub nonce: Nonce,
     /// Time spent executing the job's code, in milliseconds.
     pub exec_ms: f64,
     /// Captured stdout, at most `stdout_cap` bytes.

@@ -146,6 +146,27 @@ pub(crate) fn page_size() -> u64 {
     u64::try_from(size).unwrap_or(4096)
 }
 
+/// Fills `buf` from the kernel's random source (getrandom(2), blocking until the pool
+/// is initialised, which it is long before any job).
+pub(crate) fn fill_random(buf: &mut [u8]) -> io::Result<()> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let rest = &mut buf[filled..];
+        // SAFETY: getrandom writes at most `rest.len()` bytes into `rest`, a live,
+        // exclusively borrowed buffer.
+        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        filled += n as usize;
+    }
+    Ok(())
+}
+
 /// Hands the heap pages freed since the last call back to the kernel (glibc keeps
 /// freed memory for reuse otherwise).
 pub(crate) fn trim_heap() {

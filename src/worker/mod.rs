@@ -304,7 +304,9 @@ fn serve(
             Some(HostMsg::Run(run)) => {
                 // The run frame brought one descriptor per array (closed if not).
                 let fds = input.get_mut().take_fds(run.arrays.len());
-                let job_id = run.job_id;
+                // The nonce stays in this Rust frame; `run_job` hands Python only the
+                // fields the job needs.
+                let nonce = run.nonce;
                 let (done, figures) = Python::attach(|py| run_job(py, &prelude, &run, fds));
                 let (mut done, blobs) = collect_artifacts(done, figures, &out_dir, &run);
                 if scratch {
@@ -317,7 +319,7 @@ fn serve(
                 output.flush()?;
                 // A single-job worker dies with its state and its scratch.
                 if !init.single_job {
-                    let reset = reset_after_job(&prelude, job_id, &writable);
+                    let reset = reset_after_job(&prelude, nonce, &writable);
                     protocol::send(output, &WorkerMsg::Reset(reset))?;
                     output.flush()?;
                     return_freed_memory();
@@ -546,18 +548,18 @@ fn raw_figures(list: &Bound<'_, PyAny>) -> PyResult<Vec<(String, RawPng, Vec<u8>
 /// The between-job reset, once the answer is out: the prelude's housekeeping and state
 /// check, then emptying what the job could write (the host never sees the scratch file
 /// system to empty it), so that nothing of this job reaches the next.
-fn reset_after_job(prelude: &Py<PyModule>, job_id: u64, writable: &[PathBuf]) -> ResetMsg {
+fn reset_after_job(prelude: &Py<PyModule>, nonce: protocol::Nonce, writable: &[PathBuf]) -> ResetMsg {
     let mut reset = Python::attach(|py| {
         let r = prelude.bind(py).call_method0("reset_after_job")?;
         let list = |k: &str| -> PyResult<Vec<String>> { r.get_item(k)?.extract() };
         Ok::<_, PyErr>(ResetMsg {
-            job_id,
+            nonce,
             housekeeping_failures: list("housekeeping_failures")?,
             state_changes: list("state_changes")?,
         })
     })
     .unwrap_or_else(|e| ResetMsg {
-        job_id,
+        nonce,
         housekeeping_failures: vec![format!("the reset failed: {e}")],
         state_changes: Vec::new(),
     });
@@ -577,7 +579,7 @@ fn run_job(
     array_fds: Option<Vec<std::os::fd::OwnedFd>>,
 ) -> (DoneMsg, MemoryFigures) {
     let mut done = DoneMsg {
-        job_id: run.job_id,
+        nonce: run.nonce,
         exec_ms: 0.0,
         stdout: String::new(),
         stdout_dropped: 0,
