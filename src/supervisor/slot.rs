@@ -381,8 +381,12 @@ impl Slot {
 
         worker.clear_stderr();
         worker.jobs_run += 1;
+        let nonce = match protocol::Nonce::random() {
+            Ok(n) => n,
+            Err(e) => return Err(Error::io("drawing the job's nonce")(e)),
+        };
         let run = RunMsg {
-            job_id: job.job_id,
+            nonce,
             code: std::mem::take(&mut job.code),
             seed: job.seed,
             out_name: job.out_name.clone(),
@@ -403,7 +407,7 @@ impl Slot {
         let answer = match worker.send_with_fds(&run, &fds) {
             Ok(()) => watch(
                 worker,
-                job.job_id,
+                nonce,
                 exec_start + job.timeout,
                 job.memory_bytes,
                 // The caller cancelled, or the last Executor handle is gone (nobody
@@ -543,7 +547,7 @@ impl Slot {
             if let Some(w) = slot_worker.as_mut().filter(|w| w.pid() == info_pid) {
                 let deadline = (exec_start + job.timeout).max(Instant::now() + RESET_GRACE);
                 let closed = || self.shared.queue.is_closed();
-                match wait_reset(w, job.job_id, deadline, &closed) {
+                match wait_reset(w, nonce, deadline, &closed) {
                     Ok(reset) => {
                         outcome.retired = outcome.retired.take().or_else(|| {
                             retirement(&reset.housekeeping_failures, &reset.state_changes)
@@ -645,18 +649,18 @@ fn retirement(failures: &[String], state_changes: &[String]) -> Option<Retiremen
     Some(Retirement { reason, detail })
 }
 
-/// The worker's report of its between-job reset for `job_id`; why there is none by
+/// The worker's report of its between-job reset for the run of `nonce`; why there is none by
 /// `deadline` (or once the pool is shutting down) otherwise.
 fn wait_reset(
     worker: &WorkerProcess,
-    job_id: u64,
+    nonce: protocol::Nonce,
     deadline: Instant,
     closed: &dyn Fn() -> bool,
 ) -> std::result::Result<protocol::ResetMsg, String> {
     loop {
         let tick = (Instant::now() + IDLE_TICK).min(deadline);
         match worker.recv_msg(tick) {
-            Ok(WorkerMsg::Reset(reset)) if reset.job_id == job_id => return Ok(reset),
+            Ok(WorkerMsg::Reset(reset)) if reset.nonce == nonce => return Ok(reset),
             Ok(_) => return Err("the worker sent something else than its between-job reset".into()),
             Err(RecvError::Timeout) if Instant::now() < deadline && !closed() => continue,
             Err(RecvError::Timeout) => {

@@ -32,7 +32,7 @@ pub(crate) enum Answer {
 /// stopped waiting for.
 pub(crate) fn watch(
     worker: &mut WorkerProcess,
-    job_id: u64,
+    nonce: protocol::Nonce,
     deadline: Instant,
     memory: u64,
     cancelled: &dyn Fn() -> bool,
@@ -41,11 +41,8 @@ pub(crate) fn watch(
         let tick = (Instant::now() + WATCH_INTERVAL).min(deadline);
         match worker.recv_msg(tick) {
             Ok(WorkerMsg::Done(done)) => {
-                if done.job_id != job_id {
-                    return Answer::Protocol(format!(
-                        "answer for job {} while running job {job_id}",
-                        done.job_id
-                    ));
+                if done.nonce != nonce {
+                    return Answer::Protocol("an answer without this run's nonce".into());
                 }
                 let mut artifacts = Vec::with_capacity(done.artifacts.len());
                 for meta in &done.artifacts {
