@@ -275,6 +275,17 @@ pub enum JobFailure {
     /// running had its worker killed.
     #[error("cancelled by the caller")]
     Cancelled,
+    /// The worker broke its protocol with the host while running the job: a frame the
+    /// host refused (a forged or malformed answer, a number out of range, an artifact
+    /// name that is not one plain file name, more or larger artifacts than allowed).
+    /// The worker runs the job's code, so the job is what spoke: its worker was killed
+    /// and replaced, and nothing it sent was used.
+    #[error("protocol violation: {detail}")]
+    ProtocolViolation {
+        /// What the host refused (never a value of the job's choosing beyond a short,
+        /// escaped excerpt).
+        detail: String,
+    },
     /// The code ran but its output is missing or not what it claims to be.
     #[error("invalid output: {check}: {detail}")]
     InvalidOutput {
@@ -401,6 +412,7 @@ impl JobFailure {
             JobFailure::Timeout { .. } => "timeout",
             JobFailure::MemoryExceeded { .. } => "memory_exceeded",
             JobFailure::WorkerCrashed { .. } => "crashed",
+            JobFailure::ProtocolViolation { .. } => "protocol_violation",
             JobFailure::PythonError(_) => "python_error",
             JobFailure::InvalidOutput { .. } => "invalid_output",
             JobFailure::ScratchFull { .. } => "scratch_full",
@@ -461,6 +473,9 @@ impl JobFailure {
             }
             JobFailure::WorkerCrashed { exit, .. } => {
                 let _ = write!(s, "The interpreter crashed ({exit}) while running the code. Avoid native tricks and extreme sizes; use ordinary numpy and matplotlib calls.");
+            }
+            JobFailure::ProtocolViolation { .. } => {
+                s.push_str("The code wrote to the interpreter's own channel to the host (a file descriptor it did not open), and the run was stopped. Read inputs through srcpath('name') and save with plt.savefig(OUT); never open, read or write a file by its descriptor number.");
             }
             JobFailure::PythonError(e) => {
                 let _ = write!(

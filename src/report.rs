@@ -262,7 +262,10 @@ impl ErrorReport {
                 e.limit = Some(*limit as f64);
             }
             JobFailure::InvalidOutput { check, .. } => e.check = Some(check.clone()),
-            JobFailure::Rejected { .. } | JobFailure::BadInput(_) | JobFailure::Cancelled => {}
+            JobFailure::Rejected { .. }
+            | JobFailure::BadInput(_)
+            | JobFailure::Cancelled
+            | JobFailure::ProtocolViolation { .. } => {}
         }
         e
     }

@@ -176,6 +176,7 @@ impl Metrics {
                 JobFailure::Timeout { .. }
                     | JobFailure::MemoryExceeded { .. }
                     | JobFailure::WorkerCrashed { .. }
+                    | JobFailure::ProtocolViolation { .. }
                     | JobFailure::Cancelled
             ) {
                 self.kills
