@@ -180,6 +180,47 @@ pub(crate) fn trim_heap() {
 
 // ------------------------------------------------------------------ descriptors
 
+/// Sets `O_NONBLOCK` on the open file description behind `fd` (the host's read end of
+/// a worker's answer pipe, which no other process shares).
+pub(crate) fn set_nonblocking(fd: &impl AsRawFd) -> io::Result<()> {
+    let fd = fd.as_raw_fd();
+    // SAFETY: fcntl(2) F_GETFL/F_SETFL on a descriptor the caller holds open; it
+    // touches no memory.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Waits up to `timeout` for `fd` to become readable (data, end of file or an error
+/// condition). `Ok(false)` when the time ran out; an interrupted wait counts as that.
+pub(crate) fn wait_readable(fd: &impl AsRawFd, timeout: std::time::Duration) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // Rounded up, so that a wait never spins on a sub-millisecond remainder.
+    let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: poll(2) reads and writes exactly one `pollfd`, a live local.
+    let n = unsafe { libc::poll(&mut pfd, 1, ms) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted {
+            Ok(false)
+        } else {
+            Err(e)
+        };
+    }
+    Ok(n > 0)
+}
+
 /// A pipe whose both ends are close-on-exec (read end, write end).
 pub(crate) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];

@@ -3,6 +3,7 @@
 
 mod config;
 mod font_cache;
+mod frames;
 mod future;
 mod launch;
 mod pressure;

@@ -11,26 +11,23 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
-
 use super::config::Config;
+use super::frames::FrameReader;
 use super::launch::{
     describe_exit, init_msg, spawn_cold, spawn_stderr_drain, startup_error, StderrTail,
 };
 use super::zygote::{Forked, ZygoteCell};
 use crate::error::{Error, Result};
 use crate::outcome::RetireReason;
+use crate::protocol::answer::{self, FrameError, FrameSource};
 use crate::protocol::{self, HostMsg, ReadyMsg, WorkerMsg, PROTOCOL_VERSION};
 use crate::workspace::SlotDirs;
-
-/// A frame from the worker's protocol pipe, or why there are no more.
-pub(crate) type Frame = std::io::Result<Vec<u8>>;
 
 /// A live worker process.
 pub(crate) struct WorkerProcess {
     child: Proc,
     stdin: BufWriter<File>,
-    frames: Receiver<Frame>,
+    frames: FrameReader,
     stderr: StderrTail,
     threads: Vec<JoinHandle<()>>,
     /// The worker's ready report.
@@ -151,25 +148,7 @@ impl WorkerProcess {
         stderr_pipe: File,
     ) -> Result<WorkerProcess> {
         let stdin = BufWriter::new(stdin);
-
-        let (tx, frames) = crossbeam_channel::bounded::<Frame>(4);
-        let reader = std::thread::Builder::new()
-            .name("pyward-frames".into())
-            .spawn(move || {
-                let mut stdout = std::io::BufReader::new(stdout);
-                loop {
-                    let frame = match protocol::read_frame(&mut stdout, protocol::MAX_FRAME) {
-                        Ok(Some(f)) => Ok(f),
-                        Ok(None) => Err(std::io::ErrorKind::UnexpectedEof.into()),
-                        Err(e) => Err(e),
-                    };
-                    let end = frame.is_err();
-                    if tx.send(frame).is_err() || end {
-                        return;
-                    }
-                }
-            })
-            .map_err(Error::Spawn)?;
+        let frames = FrameReader::new(stdout).map_err(Error::io("reading from a worker"))?;
         let (stderr, drain) = spawn_stderr_drain(stderr_pipe, "pyward-stderr")?;
 
         let mut worker = WorkerProcess {
@@ -177,7 +156,7 @@ impl WorkerProcess {
             stdin,
             frames,
             stderr,
-            threads: vec![reader, drain],
+            threads: vec![drain],
             ready: ReadyMsg {
                 version: 0,
                 warmup_ms: 0.0,
@@ -240,6 +219,9 @@ impl WorkerProcess {
             Err(RecvError::Closed(e)) => {
                 Err(worker.startup_failure(config, format!("worker exited during start-up: {e}")))
             }
+            Err(RecvError::Violation(e)) => {
+                Err(worker.startup_failure(config, format!("worker broke the protocol during start-up: {e}")))
+            }
         }
     }
 
@@ -272,21 +254,25 @@ impl WorkerProcess {
         crate::fdpass::send(self.stdin.get_ref(), &protocol::encode_frame(msg)?, fds)
     }
 
-    /// Waits for the next frame until `deadline`.
-    pub(crate) fn recv_frame(&self, deadline: Instant) -> std::result::Result<Vec<u8>, RecvError> {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match self.frames.recv_timeout(wait) {
-            Ok(Ok(frame)) => Ok(frame),
-            Ok(Err(e)) => Err(RecvError::Closed(e.to_string())),
-            Err(RecvTimeoutError::Timeout) => Err(RecvError::Timeout),
-            Err(RecvTimeoutError::Disconnected) => Err(RecvError::Closed("pipe closed".into())),
-        }
+    /// The worker's answer pipe, for reading a job's answer (`protocol::answer`).
+    pub(crate) fn frames(&mut self) -> &mut FrameReader {
+        &mut self.frames
     }
 
-    /// Waits for the next message until `deadline`.
-    pub(crate) fn recv_msg(&self, deadline: Instant) -> std::result::Result<WorkerMsg, RecvError> {
-        let frame = self.recv_frame(deadline)?;
-        protocol::decode(&frame).map_err(|e| RecvError::Closed(format!("malformed message: {e}")))
+    /// Whether the worker wrote anything nobody asked for (see
+    /// [`FrameReader::has_unread`]).
+    pub(crate) fn has_unread(&mut self) -> bool {
+        self.frames.has_unread()
+    }
+
+    /// Waits for the next message (not a job's answer: see `protocol::answer`) until
+    /// `deadline`.
+    pub(crate) fn recv_msg(&mut self, deadline: Instant) -> std::result::Result<WorkerMsg, RecvError> {
+        let frame = self
+            .frames
+            .next_frame(answer::MESSAGE_OVERHEAD, deadline)
+            .map_err(RecvError::from)?;
+        answer::decode_message(&frame).map_err(RecvError::Violation)
     }
 
     /// Resident set size, in bytes, read from `/proc/<pid>/statm`.
@@ -409,6 +395,18 @@ impl Drop for WorkerProcess {
 pub(crate) enum RecvError {
     /// The deadline passed.
     Timeout,
-    /// The worker closed its end (it exited or crashed), or sent garbage.
+    /// The worker closed its end (it exited or crashed).
     Closed(String),
+    /// The worker sent something the protocol does not allow.
+    Violation(String),
+}
+
+impl From<FrameError> for RecvError {
+    fn from(e: FrameError) -> RecvError {
+        match e {
+            FrameError::Timeout => RecvError::Timeout,
+            FrameError::Closed(why) => RecvError::Closed(why),
+            too_large @ FrameError::TooLarge { .. } => RecvError::Violation(too_large.to_string()),
+        }
+    }
 }

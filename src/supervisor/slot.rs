@@ -22,6 +22,7 @@ use crate::outcome::{
     head_chars, tail_chars, JobFailure, Outcome, PythonError, RetireReason, Retirement, Timings,
     WorkerInfo, STDERR_TAIL_CHARS,
 };
+use crate::protocol::answer::{self, AnswerLimits};
 use crate::protocol::{self, HostMsg, RunMsg, WorkerMsg};
 use crate::sandbox::ScratchLimit;
 use crate::supervisor::launch::describe_exit;
@@ -349,6 +350,16 @@ impl Slot {
         mut job: Queued,
         ticket: &Ticket,
     ) -> Result<Outcome> {
+        if slot_worker.as_mut().is_some_and(|w| w.has_unread()) {
+            // An idle worker has nothing to say: whatever it wrote since its last reset
+            // came from code of an earlier job. It gets no job.
+            let old = slot_worker.take().expect("checked");
+            tracing::warn!(slot = self.index, pid = old.pid(), "pyward: an idle worker wrote to its answer pipe; replaced before its next job");
+            Counters::bump(&self.shared.counters.retired_other);
+            self.lost_at.set(Some(Instant::now()));
+            old.signal_kill();
+            *slot_worker = self.replace_used(old);
+        }
         // A slot that grows the pool forks its worker first: that wait is queue time.
         let worker = match slot_worker {
             Some(w) => w,
@@ -401,13 +412,20 @@ impl Slot {
                 _ => 0,
             },
         };
+        let limits = AnswerLimits {
+            nonce,
+            stdout_cap: run.stdout_cap,
+            max_artifacts: run.max_artifacts,
+            max_artifact_bytes: run.max_artifact_bytes,
+            raw_png_limit: run.raw_png_limit,
+        };
         let fds: Vec<_> = job.arrays.iter().map(|(_, a)| a.raw_fd()).collect();
         let exec_start = Instant::now();
         let run = HostMsg::Run(run);
         let answer = match worker.send_with_fds(&run, &fds) {
             Ok(()) => watch(
                 worker,
-                nonce,
+                &limits,
                 exec_start + job.timeout,
                 job.memory_bytes,
                 // The caller cancelled, or the last Executor handle is gone (nobody
@@ -445,9 +463,10 @@ impl Slot {
             Answer::Done(done, artifacts) => {
                 let done = *done;
                 outcome.retired = retirement(&done.housekeeping_failures, &[]);
-                outcome.timings.exec = Duration::from_secs_f64(done.exec_ms.max(0.0) / 1000.0);
-                outcome.timings.describe =
-                    Duration::from_secs_f64(done.figures.describe_ms.max(0.0) / 1000.0);
+                // In range: `protocol::answer::check_done` checked both.
+                let ms = |ms: f64| Duration::try_from_secs_f64(ms / 1000.0).unwrap_or_default();
+                outcome.timings.exec = ms(done.exec_ms);
+                outcome.timings.describe = ms(done.figures.describe_ms);
                 outcome.stdout = done.stdout;
                 outcome.stdout_dropped = done.stdout_dropped;
                 let stderr_tail = tail_chars(
@@ -534,10 +553,9 @@ impl Slot {
                     stderr_tail,
                 })
             }
-            Answer::Protocol(message) => {
+            Answer::Violation(detail) => {
                 lost(slot_worker);
-                let _ = self.dirs.clear();
-                return Err(Error::Protocol(message));
+                Err(JobFailure::ProtocolViolation { detail })
             }
         };
         // The worker resets itself after answering (while the figures were encoded and
@@ -547,13 +565,19 @@ impl Slot {
             if let Some(w) = slot_worker.as_mut().filter(|w| w.pid() == info_pid) {
                 let deadline = (exec_start + job.timeout).max(Instant::now() + RESET_GRACE);
                 let closed = || self.shared.queue.is_closed();
-                match wait_reset(w, nonce, deadline, &closed) {
+                match wait_reset(w, nonce, deadline, job.memory_bytes, &closed) {
                     Ok(reset) => {
                         outcome.retired = outcome.retired.take().or_else(|| {
                             retirement(&reset.housekeeping_failures, &reset.state_changes)
                         });
                     }
-                    Err(detail) => {
+                    Err(ResetWait::Violation(detail)) => {
+                        // Something spoke after the answer without the run's nonce: the
+                        // answer is not trusted either.
+                        lost(slot_worker);
+                        outcome.result = Err(JobFailure::ProtocolViolation { detail });
+                    }
+                    Err(ResetWait::Failed(detail)) => {
                         lost(slot_worker);
                         outcome.retired.get_or_insert(Retirement {
                             reason: RetireReason::ResetFailed,
@@ -649,27 +673,54 @@ fn retirement(failures: &[String], state_changes: &[String]) -> Option<Retiremen
     Some(Retirement { reason, detail })
 }
 
-/// The worker's report of its between-job reset for the run of `nonce`; why there is none by
-/// `deadline` (or once the pool is shutting down) otherwise.
+/// Why a between-job reset was not reported.
+enum ResetWait {
+    /// Not by the deadline, the memory ceiling was crossed, or the worker ended.
+    Failed(String),
+    /// The worker sent something other than its reset for this run.
+    Violation(String),
+}
+
+/// The worker's report of its between-job reset for the run of `nonce`, waited for
+/// under the job's deadline (or the reset's grace) and memory ceiling, as the job
+/// itself was: a worker is watched until its loop has really finished.
 fn wait_reset(
-    worker: &WorkerProcess,
+    worker: &mut WorkerProcess,
     nonce: protocol::Nonce,
     deadline: Instant,
+    memory: u64,
     closed: &dyn Fn() -> bool,
-) -> std::result::Result<protocol::ResetMsg, String> {
+) -> std::result::Result<protocol::ResetMsg, ResetWait> {
     loop {
         let tick = (Instant::now() + IDLE_TICK).min(deadline);
         match worker.recv_msg(tick) {
-            Ok(WorkerMsg::Reset(reset)) if reset.nonce == nonce => return Ok(reset),
-            Ok(_) => return Err("the worker sent something else than its between-job reset".into()),
+            Ok(WorkerMsg::Reset(reset)) => {
+                return answer::check_reset(&reset, nonce)
+                    .map(|()| reset)
+                    .map_err(ResetWait::Violation)
+            }
+            Ok(other) => {
+                return Err(ResetWait::Violation(format!(
+                    "a {} message where the between-job reset was due",
+                    answer::kind(&other)
+                )))
+            }
+            Err(RecvError::Violation(why)) => return Err(ResetWait::Violation(why)),
+            Err(RecvError::Timeout) if worker.rss_bytes().is_some_and(|rss| rss > memory) => {
+                return Err(ResetWait::Failed(
+                    "the between-job reset went over the memory limit".into(),
+                ))
+            }
             Err(RecvError::Timeout) if Instant::now() < deadline && !closed() => continue,
             Err(RecvError::Timeout) => {
-                return Err("the between-job reset did not finish in time".into())
+                return Err(ResetWait::Failed(
+                    "the between-job reset did not finish in time".into(),
+                ))
             }
             Err(RecvError::Closed(why)) => {
-                return Err(format!(
+                return Err(ResetWait::Failed(format!(
                     "the worker ended during its between-job reset: {why}"
-                ))
+                )))
             }
         }
     }

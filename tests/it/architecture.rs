@@ -26,6 +26,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "gate",
             "fdpass",
             "protocol",
+            "output_dir",
             "array",
             "encode",
             "outcome",

@@ -7,6 +7,8 @@
 //! messages only ever decode into the plain data types below: nothing here can be made to
 //! execute or construct code (no pickle, no trait objects).
 
+pub mod answer;
+
 use std::io::{self, Read, Write};
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
