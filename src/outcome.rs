@@ -165,7 +165,13 @@ impl RetireReason {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Artifact {
-    /// File name inside the job's output directory.
+    /// File name inside the job's output directory. **Untrusted**: the job's code chose
+    /// it (and the worker that sent it runs that code), so it is input from the job,
+    /// like its code. Never join it to a path of your own: write through
+    /// [`OutputDir`](crate::output_dir::OutputDir) (`write_artifact`,
+    /// `write_artifacts`), which checks it is one plain file name and cannot write
+    /// outside its directory, or check it with
+    /// [`check_file_name`](crate::output_dir::check_file_name) before any other use.
     pub name: String,
     /// Media type derived from the checked content (`image/png`, ...).
     pub media_type: String,

@@ -22,6 +22,7 @@ use crate::array::SharedArray;
 pub use crate::digest::sha256_hex;
 use crate::gate::Policy;
 use crate::job::{Job, Source};
+use crate::output_dir::{check_file_name, check_relative_path, Existing, OutputDir};
 use crate::report::Report;
 use crate::supervisor::Attempt;
 use crate::supervisor::Executor;
@@ -179,12 +180,29 @@ impl Recorder {
     }
 
     /// Writes the record of `job`'s `attempts` atomically; returns its directory.
+    ///
+    /// Every file named by the job (stored inputs, arrays, each attempt's artifacts,
+    /// whose names the job's code chose) is written through an [`OutputDir`] on the
+    /// record's staging directory: a name that is not plain fails the record with an
+    /// `InvalidInput` error naming the problem, and nothing lands outside it.
     pub fn record(
         &self,
         executor: &Executor,
         job: &Job,
         attempts: &[Attempt],
     ) -> io::Result<PathBuf> {
+        let (timeout, memory_bytes) = executor.effective_limits(job);
+        let run = RunSettings {
+            policy: executor.policy().clone(),
+            png_encoder: executor.png_encoder(),
+            timeout,
+            memory_bytes,
+        };
+        self.write(run, job, attempts)
+    }
+
+    /// [`Recorder::record`] once the executor's settings are read.
+    fn write(&self, run: RunSettings, job: &Job, attempts: &[Attempt]) -> io::Result<PathBuf> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -193,8 +211,12 @@ impl Recorder {
         let id = sha256_hex(format!("{}-{}-{seq}", now.as_nanos(), std::process::id()).as_bytes())
             [..12]
             .to_string();
-        let (timeout, memory_bytes) = executor.effective_limits(job);
-        let policy = executor.policy().clone();
+        let RunSettings {
+            policy,
+            png_encoder,
+            timeout,
+            memory_bytes,
+        } = run;
         // `<time>.<ms>Z-<id>`: names sort as the runs were made, to the millisecond.
         let stamp = utc_stamp(now.as_secs());
         let name = format!(
@@ -206,6 +228,8 @@ impl Recorder {
         let staging = tempfile::Builder::new()
             .prefix(".writing-")
             .tempdir_in(&self.dir)?;
+        // Job-named files go through this handle only: it cannot be left.
+        let out = OutputDir::open(staging.path())?;
 
         let mut inputs = Vec::new();
         for source in &job.sources {
@@ -225,15 +249,10 @@ impl Recorder {
                     }
                 }
                 Source::Bytes { name, bytes } => {
-                    // The executor refuses other names; a record never writes outside.
-                    let rel = workspace::plain_relative(name).ok_or_else(|| {
-                        io::Error::new(io::ErrorKind::InvalidInput, format!("input name {name:?}"))
-                    })?;
-                    let target = staging.path().join("inputs").join(rel);
-                    let parent = target.parent().expect("inputs/ is a parent");
-                    fs::create_dir_all(parent)
-                        .and_then(|()| fs::write(&target, bytes))
-                        .map_err(|e| naming(e, &format!("input {name:?}")))?;
+                    // The executor refuses other names; the handle refuses them again.
+                    out.subdir("inputs")
+                        .and_then(|dir| dir.write_relative(name, bytes, Existing::Replace))
+                        .map_err(|e| naming(e.into(), "input"))?;
                     inputs.push(InputRecord {
                         name: name.clone(),
                         bytes: bytes.len() as u64,
@@ -245,30 +264,39 @@ impl Recorder {
         }
 
         let mut arrays = Vec::new();
-        for (name, array) in &job.arrays {
-            let dir = staging.path().join("arrays");
-            fs::create_dir_all(&dir)?;
-            // One copy out of shared memory serves both the file and its hash.
-            let bytes = array.to_bytes()?;
-            let mut file = fs::File::create(dir.join(format!("{name}.npy")))?;
-            io::Write::write_all(&mut file, &array.npy_header()?)?;
-            io::Write::write_all(&mut file, &bytes)?;
-            arrays.push(ArrayRecord {
-                name: name.clone(),
-                dtype: array.dtype().to_string(),
-                shape: array.shape().to_vec(),
-                sha256: sha256_hex(&bytes),
-            });
+        if !job.arrays.is_empty() {
+            let dir = out.subdir("arrays")?;
+            for (name, array) in &job.arrays {
+                // One copy out of shared memory serves both the file and its hash.
+                let bytes = array.to_bytes()?;
+                let mut file = dir
+                    .create_file(&format!("{name}.npy"), Existing::Replace)
+                    .map_err(|e| naming(e.into(), "array"))?;
+                io::Write::write_all(&mut file, &array.npy_header()?)?;
+                io::Write::write_all(&mut file, &bytes)?;
+                arrays.push(ArrayRecord {
+                    name: name.clone(),
+                    dtype: array.dtype().to_string(),
+                    shape: array.shape().to_vec(),
+                    sha256: sha256_hex(&bytes),
+                });
+            }
         }
 
         let mut records = Vec::new();
         for (i, attempt) in attempts.iter().enumerate() {
-            let dir = staging.path().join(format!("attempt-{}", i + 1));
             let mut artifacts = Vec::new();
-            for a in attempt.outcome.artifacts() {
-                fs::create_dir_all(&dir)
-                    .and_then(|()| fs::write(dir.join(&a.name), &a.bytes))
-                    .map_err(|e| naming(e, &format!("artifact {:?}", a.name)))?;
+            let produced = attempt.outcome.artifacts();
+            if !produced.is_empty() {
+                let what = format!("attempt {} artifact", i + 1);
+                let dir = out
+                    .subdir(&format!("attempt-{}", i + 1))
+                    .map_err(|e| naming(e.into(), &what))?;
+                // The names are the job's: all are checked before the first is written.
+                dir.write_artifacts(produced)
+                    .map_err(|e| naming(e.into(), &what))?;
+            }
+            for a in produced {
                 artifacts.push(ArtifactRecord {
                     name: a.name.clone(),
                     media_type: a.media_type.clone(),
@@ -297,19 +325,28 @@ impl Recorder {
             expected: job.expected.clone(),
             blank_check: job.blank_check,
             figures_in_memory: job.figures_in_memory,
-            png_encoder: executor.png_encoder(),
+            png_encoder,
             validators: job.validators.iter().map(|v| v.id()).collect(),
             inputs,
             arrays,
             attempts: records,
         };
         let json = serde_json::to_vec_pretty(&record).map_err(io::Error::other)?;
-        fs::write(staging.path().join("record.json"), json)?;
+        out.write_new("record.json", &json)?;
+        drop(out);
         let target = self.dir.join(name);
         // rename(2) of a directory is atomic: readers see no record or a whole one.
         fs::rename(staging.keep(), &target)?;
         Ok(target)
     }
+}
+
+/// What a record keeps of the executor that ran the job.
+struct RunSettings {
+    policy: Policy,
+    png_encoder: PngEncoder,
+    timeout: std::time::Duration,
+    memory_bytes: u64,
 }
 
 /// The run directories under `dir`, oldest first: their names start with the UTC time of
@@ -367,13 +404,16 @@ pub fn replay_job(run_dir: &Path, record: &RunRecord, index: usize) -> Result<Jo
     job.timeout = Some(std::time::Duration::from_millis(record.timeout_ms));
     job.memory_bytes = Some(record.memory_bytes);
     for input in &record.inputs {
-        let path = match &input.origin {
-            InputOrigin::Dir { dir } => Path::new(dir).join(&input.name),
-            InputOrigin::Stored => run_dir.join("inputs").join(&input.name),
-        };
         let changed = |why: String| ReplayError::InputChanged {
             name: input.name.clone(),
             why,
+        };
+        // The names in a record are the job's: one that is not a plain relative path
+        // (an old or edited record) is refused, never joined to a path and read.
+        check_relative_path(&input.name).map_err(|e| changed(e.to_string()))?;
+        let path = match &input.origin {
+            InputOrigin::Dir { dir } => Path::new(dir).join(&input.name),
+            InputOrigin::Stored => run_dir.join("inputs").join(&input.name),
         };
         let bytes = fs::read(&path).map_err(|e| changed(e.to_string()))?;
         let hash = sha256_hex(&bytes);
@@ -388,8 +428,10 @@ pub fn replay_job(run_dir: &Path, record: &RunRecord, index: usize) -> Result<Jo
             name: format!("array {}", array.name),
             why,
         };
-        let npy = fs::read(run_dir.join("arrays").join(format!("{}.npy", array.name)))
-            .map_err(|e| changed(e.to_string()))?;
+        let file = format!("{}.npy", array.name);
+        check_file_name(&file).map_err(|e| changed(e.to_string()))?;
+        let npy =
+            fs::read(run_dir.join("arrays").join(file)).map_err(|e| changed(e.to_string()))?;
         let shared = SharedArray::from_npy(&npy).map_err(|e| changed(e.to_string()))?;
         let hash = sha256_hex(&shared.to_bytes().map_err(|e| changed(e.to_string()))?);
         if hash != array.sha256 || shared.dtype() != array.dtype || shared.shape() != array.shape {
@@ -570,6 +612,182 @@ pub fn utc_stamp(secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::outcome::{Artifact, JobFailure, Outcome, Timings};
+
+    fn settings() -> RunSettings {
+        RunSettings {
+            policy: Policy::default(),
+            png_encoder: PngEncoder::Host,
+            timeout: std::time::Duration::from_secs(1),
+            memory_bytes: 1 << 30,
+        }
+    }
+
+    /// An attempt whose (job-chosen) artifacts have these names.
+    fn attempt_with(names: &[&str]) -> Attempt {
+        let mut outcome = Outcome::not_run(JobFailure::Cancelled, Timings::default(), 7, true);
+        outcome.result = Ok(names
+            .iter()
+            .map(|name| Artifact {
+                name: name.to_string(),
+                media_type: "image/png".into(),
+                bytes: b"canary-bytes".to_vec(),
+                figure: None,
+            })
+            .collect());
+        Attempt {
+            code: b"plt.savefig(OUT)".to_vec(),
+            outcome,
+        }
+    }
+
+    /// Every file and directory under `dir`, relative to it, sorted.
+    fn tree(dir: &Path) -> Vec<String> {
+        fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+            for e in fs::read_dir(dir).unwrap() {
+                let path = e.unwrap().path();
+                out.push(path.strip_prefix(root).unwrap().display().to_string());
+                if path.is_dir() && !path.is_symlink() {
+                    walk(root, &path, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(dir, dir, &mut out);
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn an_artifact_named_outside_fails_the_record_and_writes_nothing_outside() {
+        // The records directory sits five levels down a temporary directory, so even a
+        // wrong write of `../../../canary.png` lands inside it, where it is seen.
+        let root = tempfile::tempdir().unwrap();
+        let runs = root.path().join("1/2/3/4/runs");
+        let recorder = Recorder::new(&runs);
+        let absolute = root.path().join("abs-canary.png").display().to_string();
+        for bad in [
+            vec!["../../../canary.png"],
+            vec!["figure.png", "../../../canary.png"],
+            vec![absolute.as_str()],
+            vec!["attempt-2/../../canary.png"],
+            vec![".."],
+        ] {
+            let err = recorder
+                .write(settings(), &Job::new("x = 1"), &[attempt_with(&bad)])
+                .unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{bad:?}: {err}");
+            let text = err.to_string();
+            assert!(
+                text.starts_with("attempt 1 artifact: refused name"),
+                "{bad:?}: {text}"
+            );
+            assert_eq!(
+                tree(root.path()),
+                ["1", "1/2", "1/2/3", "1/2/3/4", "1/2/3/4/runs"]
+            );
+        }
+        assert!(!root.path().join("1/2/3/canary.png").exists());
+        assert!(!Path::new(&absolute).exists());
+    }
+
+    #[test]
+    fn inputs_and_arrays_named_outside_fail_the_record_and_write_nothing_outside() {
+        let root = tempfile::tempdir().unwrap();
+        let runs = root.path().join("1/2/3/4/runs");
+        let recorder = Recorder::new(&runs);
+        let absolute = root.path().join("abs-canary.csv").display().to_string();
+        for name in [
+            "../../../canary.csv",
+            absolute.as_str(),
+            "sub/../../canary.csv",
+        ] {
+            let job = Job::new("x = 1").src_bytes(name, b"a\n".to_vec());
+            let err = recorder.write(settings(), &job, &[]).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{name}: {err}");
+        }
+        let array = crate::ndarray::arr1(&[1.0f64, 2.0]);
+        let job = Job::new("x = 1").with_array("../../../canary", &array);
+        let err = recorder.write(settings(), &job, &[]).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        assert_eq!(
+            tree(root.path()),
+            ["1", "1/2", "1/2/3", "1/2/3/4", "1/2/3/4/runs"]
+        );
+    }
+
+    #[test]
+    fn plain_names_are_recorded_as_before() {
+        let root = tempfile::tempdir().unwrap();
+        let recorder = Recorder::new(root.path().join("runs"));
+        let array = crate::ndarray::arr1(&[1.0f64, 2.0]);
+        let job = Job::new("x = 1")
+            .src_bytes("sub/data.csv", b"a\n1\n".to_vec())
+            .with_array("weights", &array);
+        let run = recorder
+            .write(
+                settings(),
+                &job,
+                &[
+                    attempt_with(&[]),
+                    attempt_with(&["figure.png", "table.csv"]),
+                ],
+            )
+            .unwrap();
+        let inside: Vec<String> = tree(&run);
+        assert_eq!(
+            inside,
+            [
+                "arrays",
+                "arrays/weights.npy",
+                "attempt-2",
+                "attempt-2/figure.png",
+                "attempt-2/table.csv",
+                "inputs",
+                "inputs/sub",
+                "inputs/sub/data.csv",
+                "record.json",
+            ]
+        );
+        assert_eq!(
+            fs::read(run.join("inputs/sub/data.csv")).unwrap(),
+            b"a\n1\n"
+        );
+        assert_eq!(
+            fs::read(run.join("attempt-2/figure.png")).unwrap(),
+            b"canary-bytes"
+        );
+        let record = load(&run).unwrap();
+        assert_eq!(record.attempts[1].artifacts.len(), 2);
+        assert_eq!(run_dirs(&root.path().join("runs")).unwrap(), [run]);
+    }
+
+    #[test]
+    fn replay_refuses_a_recorded_name_that_climbs_out() {
+        let root = tempfile::tempdir().unwrap();
+        // What a climbing name would reach from runs/<run>/inputs/: it must not be read.
+        fs::write(root.path().join("secret.csv"), b"secret").unwrap();
+        let recorder = Recorder::new(root.path().join("runs"));
+        let job = Job::new("x = 1").src_bytes("data.csv", b"a\n".to_vec());
+        let run = recorder
+            .write(settings(), &job, &[attempt_with(&[])])
+            .unwrap();
+        let mut record = load(&run).unwrap();
+        assert!(replay_job(&run, &record, 0).is_ok());
+        for name in ["../../secret.csv", "/etc/hostname", "a//b"] {
+            record.inputs[0].name = name.into();
+            record.inputs[0].sha256 = sha256_hex(b"secret");
+            match replay_job(&run, &record, 0) {
+                Err(ReplayError::InputChanged { why, .. }) => {
+                    // Refused by name, not read and found to differ.
+                    assert!(why.starts_with("the "), "{name}: {why}");
+                    assert!(!why.contains("sha256"), "{name}: {why}");
+                }
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn utc_stamps() {

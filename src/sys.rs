@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -258,6 +258,46 @@ pub(crate) fn move_off_stdio() -> io::Result<(OwnedFd, OwnedFd)> {
     }
 }
 
+/// A close-on-exec duplicate of `fd` at the lowest free number `>= at`
+/// (fcntl(2) `F_DUPFD_CLOEXEC`). `at` must lie below the soft `RLIMIT_NOFILE`
+/// (`EINVAL` otherwise); `EMFILE` when no number from `at` up to it is free.
+pub(crate) fn dup_at_least(fd: BorrowedFd<'_>, at: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: fcntl(2) with integer arguments on a descriptor the borrow keeps open.
+    let new = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, at) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: just created by the kernel, owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
+
+/// What an open descriptor of this process is: its file type (`st_mode & S_IFMT`) and
+/// its status flags (fcntl(2) `F_GETFL`: access mode, `O_PATH`, ...). `EBADF` when
+/// `fd` is not open. Reads only; the descriptor is not touched.
+pub(crate) fn descriptor_kind(fd: RawFd) -> io::Result<(libc::mode_t, libc::c_int)> {
+    // SAFETY: fstat(2) writes into a zeroed struct we own; fcntl(2) F_GETFL takes and
+    // returns integers. Neither changes the descriptor, whoever owns it.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((st.st_mode & libc::S_IFMT, flags))
+    }
+}
+
+/// Closes one descriptor that no object of this process owns any more (a stray the
+/// caller found in `/proc/self/fd` and decided nothing may use).
+pub(crate) fn close_stray(fd: RawFd) {
+    // SAFETY: close(2) on a number; the caller vouches that no owner will use or close
+    // it again. EBADF (already closed) is harmless.
+    unsafe { libc::close(fd) };
+}
+
 /// dup2(2): `to` becomes a copy of `from` (an open descriptor of this process); a
 /// descriptor open at `to` is closed first. `to` stays owned by whoever owns it.
 pub(crate) fn dup2(from: RawFd, to: RawFd) -> io::Result<()> {
@@ -285,6 +325,21 @@ pub(crate) fn close_range(first: RawFd, last: RawFd) {
             unsafe { libc::close(fd) };
         }
     }
+}
+
+/// Closes every descriptor but stdio (0-2) and `keep`, with one [`close_range`] per gap.
+/// For a freshly forked worker, which owns every other descriptor it inherited and
+/// uses none of them again.
+pub(crate) fn close_all_but(keep: &[RawFd]) {
+    let mut keep: Vec<RawFd> = keep.iter().copied().filter(|&fd| fd > 2).collect();
+    keep.sort_unstable();
+    keep.dedup();
+    let mut next = 3;
+    for fd in keep {
+        close_range(next, fd - 1);
+        next = fd + 1;
+    }
+    close_range(next, RawFd::MAX);
 }
 
 /// Most descriptors one frame may carry (a job's arrays; a fork's three pipes).

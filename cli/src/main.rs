@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+use pyward::output_dir::OutputDir;
 use pyward::record::{self, Recorder};
 use pyward::report::{Report, STATUS_INFRASTRUCTURE_ERROR, STATUS_INPUT_ERROR};
 use pyward::{gate, Artifact, Attempt, Executor, Isolation, Job};
@@ -406,23 +407,31 @@ fn finish(
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let mut written = Vec::new();
+    // Opened (and created) at the first artifact; every artifact name is the job's
+    // choice, so each is written through this handle, which no name can leave.
+    let mut dir: Option<OutputDir> = None;
     if let Some(run) = report.run.as_mut() {
         if let Some(warmup) = warmup {
             run.set_pool_warmup(warmup);
         }
         // `from_outcome` lists the outcome's artifacts in order.
         for (a, artifact) in run.artifacts.iter_mut().zip(&artifacts) {
-            let path = if Some(a.name.as_str()) == out_path.file_name().and_then(|n| n.to_str()) {
-                out_path.to_path_buf()
-            } else {
-                out_dir.join(&a.name)
-            };
-            if let Err(e) = std::fs::create_dir_all(out_dir)
-                .and_then(|()| std::fs::write(&path, &artifact.bytes))
-            {
-                eprintln!("pyward: cannot write {}: {e}", path.display());
+            let written_to = match &dir {
+                Some(d) => Ok(d),
+                None => OutputDir::create(out_dir).map(|d| &*dir.insert(d)),
+            }
+            .and_then(|d| d.write(&artifact.name, &artifact.bytes));
+            if let Err(e) = written_to {
+                eprintln!("pyward: cannot write an artifact: {e}");
                 return EXIT_INFRA;
             }
+            // Shown as the user wrote `--out` when it is that file.
+            let path =
+                if Some(artifact.name.as_str()) == out_path.file_name().and_then(|n| n.to_str()) {
+                    out_path.to_path_buf()
+                } else {
+                    out_dir.join(&artifact.name)
+                };
             let dims = pyward::validate::png_dimensions(&artifact.bytes)
                 .map(|(w, h)| format!(", {w}x{h} px"))
                 .unwrap_or_default();

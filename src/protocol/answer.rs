@@ -138,14 +138,17 @@ impl From<FrameError> for AnswerError {
         match e {
             FrameError::Timeout => AnswerError::Timeout,
             FrameError::Closed(why) => AnswerError::Closed(why),
-            too_large @ FrameError::TooLarge { .. } => AnswerError::Violation(too_large.to_string()),
+            too_large @ FrameError::TooLarge { .. } => {
+                AnswerError::Violation(too_large.to_string())
+            }
         }
     }
 }
 
 /// Decodes one message frame; a frame that is no message is a violation.
 pub fn decode_message(frame: &[u8]) -> Result<WorkerMsg, String> {
-    super::decode(frame).map_err(|e| format!("a malformed message ({})", head_chars(&e.to_string(), 120)))
+    super::decode(frame)
+        .map_err(|e| format!("a malformed message ({})", head_chars(&e.to_string(), 120)))
 }
 
 /// Reads a whole answer: one message, which must be a [`WorkerMsg::Done`] that passes
@@ -265,11 +268,18 @@ pub fn check_done(done: &DoneMsg, limits: &AnswerLimits) -> Result<(), String> {
                     ));
                 }
                 if !raw.dpi.is_finite() || raw.dpi <= 0.0 || raw.dpi > 1e6 {
-                    return Err(format!("raw figure {}: dpi out of range", quoted(&meta.name)));
+                    return Err(format!(
+                        "raw figure {}: dpi out of range",
+                        quoted(&meta.name)
+                    ));
                 }
                 let long = |t: &String| t.len() > MAX_PNG_TEXT_BYTES;
-                if raw.text.len() > MAX_PNG_TEXT || raw.text.iter().any(|(k, v)| long(k) || long(v)) {
-                    return Err(format!("raw figure {}: too much metadata", quoted(&meta.name)));
+                if raw.text.len() > MAX_PNG_TEXT || raw.text.iter().any(|(k, v)| long(k) || long(v))
+                {
+                    return Err(format!(
+                        "raw figure {}: too much metadata",
+                        quoted(&meta.name)
+                    ));
                 }
             }
         }
@@ -424,7 +434,14 @@ mod tests {
 
     #[test]
     fn names_that_are_paths_are_refused() {
-        for name in ["/tmp/marker", "../../../marker.csv", "a/b.png", "..", "", "a\nb"] {
+        for name in [
+            "/tmp/marker",
+            "../../../marker.csv",
+            "a/b.png",
+            "..",
+            "",
+            "a\nb",
+        ] {
             let why = violation(&answer(done(vec![meta(name, 1)]), &[b"x"]));
             assert!(why.starts_with("artifact name"), "{name:?}: {why}");
         }
@@ -438,7 +455,10 @@ mod tests {
         for ms in [f64::NAN, f64::INFINITY, 1e300, -1.0] {
             let mut d = done(Vec::new());
             d.exec_ms = ms;
-            assert_eq!(check_done(&d, &limits()), Err("exec_ms out of range".into()));
+            assert_eq!(
+                check_done(&d, &limits()),
+                Err("exec_ms out of range".into())
+            );
             let mut d = done(Vec::new());
             d.figures.describe_ms = ms;
             assert!(check_done(&d, &limits()).is_err());
@@ -482,7 +502,10 @@ mod tests {
     fn foreign_nonces_and_other_messages_are_refused() {
         let mut d = done(Vec::new());
         d.nonce = Nonce([7, 8]);
-        assert_eq!(violation(&answer(d, &[])), "an answer without this run's nonce");
+        assert_eq!(
+            violation(&answer(d, &[])),
+            "an answer without this run's nonce"
+        );
         let reset = encode_frame(&WorkerMsg::Reset(ResetMsg::default())).unwrap();
         assert!(violation(&reset).contains("a reset message"));
         let mut garbage = Vec::new();

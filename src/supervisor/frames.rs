@@ -128,10 +128,16 @@ mod tests {
         let soon = || Instant::now() + Duration::from_millis(20);
         assert!(!reader.has_unread());
         w.write_all(&[5, 0]).unwrap();
-        assert!(matches!(reader.next_frame(16, soon()), Err(FrameError::Timeout)));
+        assert!(matches!(
+            reader.next_frame(16, soon()),
+            Err(FrameError::Timeout)
+        ));
         assert!(reader.has_unread());
         w.write_all(&[0, 0, b'h', b'e']).unwrap();
-        assert!(matches!(reader.next_frame(16, soon()), Err(FrameError::Timeout)));
+        assert!(matches!(
+            reader.next_frame(16, soon()),
+            Err(FrameError::Timeout)
+        ));
         w.write_all(b"llo").unwrap();
         assert_eq!(reader.next_frame(16, soon()).unwrap(), b"hello");
         assert!(!reader.has_unread());

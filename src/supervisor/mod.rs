@@ -185,7 +185,7 @@ impl Executor {
             let ready = (index < config.min_workers).then(|| ready_tx.clone());
             let handle = std::thread::Builder::new()
                 .name(format!("pyward-slot-{index}"))
-                .spawn(move || slot.run(ready))
+                .spawn(move || slot.run_guarded(ready))
                 .map_err(Error::Spawn)?;
             slots.push(handle);
         }
@@ -268,6 +268,7 @@ impl Executor {
             forked: shared.counters.forked.load(Ordering::Relaxed),
             cold_fallbacks: shared.counters.cold_fallbacks.load(Ordering::Relaxed),
             retired: shared.counters.retired(),
+            slot_panics: shared.counters.slot_panics.load(Ordering::Relaxed),
             host_pressure: shared.pressure.under_pressure(),
         }
     }

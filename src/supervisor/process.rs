@@ -219,9 +219,10 @@ impl WorkerProcess {
             Err(RecvError::Closed(e)) => {
                 Err(worker.startup_failure(config, format!("worker exited during start-up: {e}")))
             }
-            Err(RecvError::Violation(e)) => {
-                Err(worker.startup_failure(config, format!("worker broke the protocol during start-up: {e}")))
-            }
+            Err(RecvError::Violation(e)) => Err(worker.startup_failure(
+                config,
+                format!("worker broke the protocol during start-up: {e}"),
+            )),
         }
     }
 
@@ -267,7 +268,10 @@ impl WorkerProcess {
 
     /// Waits for the next message (not a job's answer: see `protocol::answer`) until
     /// `deadline`.
-    pub(crate) fn recv_msg(&mut self, deadline: Instant) -> std::result::Result<WorkerMsg, RecvError> {
+    pub(crate) fn recv_msg(
+        &mut self,
+        deadline: Instant,
+    ) -> std::result::Result<WorkerMsg, RecvError> {
         let frame = self
             .frames
             .next_frame(answer::MESSAGE_OVERHEAD, deadline)

@@ -70,11 +70,36 @@ enum IdleRetirement {
 }
 
 impl Slot {
+    /// [`Self::run`], started again after a panic. No input from a worker may cause
+    /// one (its every frame is checked), so a panic is a bug of ours; it must still not
+    /// cost the pool a slot. Unwinding drops the worker in hand (its `Drop` kills it)
+    /// and the job's reply (its caller gets an error); the panic is counted
+    /// ([`PoolStats::slot_panics`](crate::PoolStats::slot_panics)) and the slot serves
+    /// on with a new worker.
+    pub(crate) fn run_guarded(self, started: Option<Sender<Result<(usize, protocol::ReadyMsg)>>>) {
+        let mut started = started;
+        loop {
+            let run = std::panic::AssertUnwindSafe(|| self.run(started.take()));
+            if std::panic::catch_unwind(run).is_ok() {
+                return;
+            }
+            Counters::bump(&self.shared.counters.slot_panics);
+            tracing::error!(
+                slot = self.index,
+                "pyward: a pool slot panicked; it serves on with a new worker"
+            );
+            self.gauge().set_busy(false);
+            self.gauge().stopped();
+            self.set_live(false);
+            let _ = self.dirs.clear();
+        }
+    }
+
     /// With `started`, starts this slot's first worker and reports the result there
     /// (the pool's first `min_workers` slots); then serves the queue until it is
     /// closed, growing (taking a job with no worker yet) and shrinking (retiring an
     /// idle worker) as the pool's bounds allow.
-    pub(crate) fn run(self, started: Option<Sender<Result<(usize, protocol::ReadyMsg)>>>) {
+    fn run(&self, started: Option<Sender<Result<(usize, protocol::ReadyMsg)>>>) {
         let mut worker = None;
         if let Some(started) = started {
             self.set_live(true);
@@ -354,7 +379,11 @@ impl Slot {
             // An idle worker has nothing to say: whatever it wrote since its last reset
             // came from code of an earlier job. It gets no job.
             let old = slot_worker.take().expect("checked");
-            tracing::warn!(slot = self.index, pid = old.pid(), "pyward: an idle worker wrote to its answer pipe; replaced before its next job");
+            tracing::warn!(
+                slot = self.index,
+                pid = old.pid(),
+                "pyward: an idle worker wrote to its answer pipe; replaced before its next job"
+            );
             Counters::bump(&self.shared.counters.retired_other);
             self.lost_at.set(Some(Instant::now()));
             old.signal_kill();

@@ -121,6 +121,9 @@ pub struct PoolStats {
     pub cold_fallbacks: u64,
     /// Why workers left the pool.
     pub retired: RetiredCounts,
+    /// Panics caught in pool slots since `build()` (each slot served on with a new
+    /// worker). Always 0: anything else is a bug to report.
+    pub slot_panics: u64,
     /// Whether the host is under memory pressure now (the pool does not grow).
     pub host_pressure: bool,
 }
@@ -242,6 +245,7 @@ pub(crate) struct Counters {
     pub retired_memory: AtomicU64,
     pub retired_pressure: AtomicU64,
     pub retired_other: AtomicU64,
+    pub slot_panics: AtomicU64,
 }
 
 impl Counters {

@@ -83,6 +83,11 @@ pub fn png_is_single_colour(bytes: &[u8]) -> Result<bool, String> {
     if bytes.len() as u64 > u64::from(w) * u64::from(h) / 20 + 4096 {
         return Ok(false);
     }
+    // The dimensions are the worker's word: an image too large to decode within the
+    // bound is not judged blank rather than decoded.
+    if u64::from(w) * u64::from(h) * 8 > MAX_DECODED_BYTES as u64 {
+        return Ok(false);
+    }
     let decoded = png_pixels(bytes)?;
     let first = &decoded.data[..decoded.pixel_bytes.min(decoded.data.len())];
     Ok(decoded
@@ -104,12 +109,19 @@ pub struct PngPixels {
     pub data: Vec<u8>,
 }
 
-/// Decodes a PNG's pixels.
+/// Largest decoded image [`png_pixels`] allocates, in bytes (16-bit RGBA at 4096 x
+/// 4096). A PNG's header says what the decoder allocates, and a PNG comes from the
+/// worker, which runs the job's code.
+pub const MAX_DECODED_BYTES: usize = 128 << 20;
+
+/// Decodes a PNG's pixels (at most [`MAX_DECODED_BYTES`] of them).
 pub fn png_pixels(bytes: &[u8]) -> Result<PngPixels, String> {
     let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
     decoder.set_transformations(png::Transformations::EXPAND);
     let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
-    let size = reader.output_buffer_size().ok_or("image too large")?;
+    let size = (reader.output_buffer_size())
+        .filter(|&size| size <= MAX_DECODED_BYTES)
+        .ok_or("image too large to decode")?;
     let mut data = vec![0; size];
     let info = reader.next_frame(&mut data).map_err(|e| e.to_string())?;
     data.truncate(info.buffer_size());

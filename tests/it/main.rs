@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod answer_fuzz;
 mod architecture;
 mod arrays;
 mod async_api;
@@ -13,6 +14,7 @@ mod axum_example;
 mod cancel_storm;
 mod containment;
 mod corpus;
+mod descriptors;
 mod disk;
 mod downstream;
 mod embedding;
@@ -23,6 +25,7 @@ mod figures_in_memory;
 mod fuzz;
 mod gallery;
 mod gate;
+mod hostile_worker;
 mod isolation;
 mod ordinary_python;
 mod png_encoding;

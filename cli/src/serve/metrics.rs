@@ -396,6 +396,12 @@ impl Collector for PoolCollector {
             "Workers started cold because the zygote was not running",
             stats.cold_fallbacks,
         )?;
+        counter(
+            &mut encoder,
+            "slot_panics",
+            "Panics caught in pool slots (each slot served on with a new worker); 0 unless pyward has a bug",
+            stats.slot_panics,
+        )?;
         let r = &stats.retired;
         let c = ConstCounter::new(0u64);
         let mut retired = encoder.encode_descriptor(

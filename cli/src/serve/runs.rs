@@ -185,6 +185,9 @@ pub async fn artifact(
         let artifacts = &record.attempts.get(n.checked_sub(1)?)?.artifacts;
         Some((n, artifacts.iter().find(|x| x.name == file)?))
     });
+    // A listed name is the job's choice: one that is not a plain file name (an old or
+    // edited record) is never joined to a path and read.
+    let listed = listed.filter(|(_, x)| pyward::output_dir::check_file_name(&x.name).is_ok());
     let Some((attempt, listed)) = listed else {
         return not_found("no such attempt or artifact in this run").into_response();
     };
