@@ -8,8 +8,8 @@ use crate::protocol::RawPng;
 
 /// Encodes `rgba` (rows top to bottom) as described by `raw`.
 pub(crate) fn png(raw: &RawPng, rgba: &[u8]) -> Result<Vec<u8>, String> {
-    let expected = u64::from(raw.width) * u64::from(raw.height) * 4;
-    if rgba.len() as u64 != expected {
+    let expected = (u64::from(raw.width) * u64::from(raw.height)).checked_mul(4);
+    if Some(rgba.len() as u64) != expected {
         return Err(format!(
             "{} bytes of pixels for a {}x{} image",
             rgba.len(),

@@ -249,8 +249,9 @@ pub fn check_done(done: &DoneMsg, limits: &AnswerLimits) -> Result<(), String> {
             }
             None => {}
             Some(raw) => {
-                let pixels = u64::from(raw.width) * u64::from(raw.height) * 4;
-                if raw.width == 0 || raw.height == 0 || pixels != meta.len {
+                // At most 2^66 for two u32s: checked, never wrapped.
+                let pixels = (u64::from(raw.width) * u64::from(raw.height)).checked_mul(4);
+                if raw.width == 0 || raw.height == 0 || pixels != Some(meta.len) {
                     return Err(format!(
                         "raw figure {}: {} bytes for a {}x{} image",
                         quoted(&meta.name),
@@ -491,7 +492,7 @@ mod tests {
         let mut m = meta("r.png", 4 * 2 * 2);
         m.raw = Some(RawPng {
             width: u32::MAX,
-            height: 2,
+            height: u32::MAX,
             dpi: 100.0,
             text: Vec::new(),
         });

@@ -9,6 +9,13 @@
 //! Once armed it refuses, for everyone in the process:
 //! - `open` and path-taking `os.*` events outside the allowed roots (read roots: the
 //!   Python install, `src/`, fonts; write roots: `out/`, `tmp/`, the private home);
+//! - in those events, any "path" that is not exactly `str` or `bytes`: above all an
+//!   integer, which names a descriptor the worker already holds (its channel to the
+//!   host among them) and which neither the roots nor Landlock would ever look at
+//!   (`scipy.io.netcdf_file(4, 'w')` opens descriptor 4), but also a subclass or an
+//!   object with `__index__`, whose answers are the job's; and any `dir_fd` but the
+//!   default. The types are checked exactly and the text copied out of the exact
+//!   object: no method of the argument ever runs (see [`path_text`]);
 //! - starting programs (`subprocess.Popen`, `os.system`, `os.exec*`, `os.posix_spawn`,
 //!   `os.spawn*`, `os.fork*`), signalling (`os.kill*`), sockets (`socket.*`), foreign
 //!   calls (`ctypes.*`), unpickling and unmarshalling, heap walking (`gc.get_*`),
@@ -29,7 +36,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyBytes, PyInt, PyString, PyTuple};
 
 /// Paths the armed hook lets the process open.
 #[derive(Debug, Default)]
@@ -131,18 +138,77 @@ const DENY_FROM_JOB: &[&str] = &[
     "import",
 ];
 
-/// Path events: (event, index of the path argument, whether it writes).
-const PATH_EVENTS: &[(&str, usize, bool)] = &[
-    ("os.listdir", 0, false),
-    ("os.scandir", 0, false),
-    ("os.remove", 0, true),
-    ("os.rmdir", 0, true),
-    ("os.mkdir", 0, true),
-    ("os.truncate", 0, true),
-    ("os.utime", 0, true),
-    ("os.link", 1, true),
-    ("os.symlink", 1, true),
-    ("os.rename", 1, true),
+/// What one argument of a path event is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// A path the call reads (or lists): exactly `str` or `bytes`, inside a read root.
+    Read,
+    /// A path the call creates, changes or removes: exactly `str` or `bytes`, inside a
+    /// write root.
+    Write,
+    /// A path whose text is not opened by the call (a symlink's target, a new working
+    /// directory): exactly `str` or `bytes`, where it points is not judged.
+    Text,
+    /// A `dir_fd`: a descriptor the path is resolved against. Only its "none" spellings
+    /// (`None`, exactly `-1`) pass.
+    DirFd,
+}
+
+/// One path event: (its name, its arguments worth judging as (index, role), whether a
+/// `None` path means the current directory).
+type PathEvent = (&'static str, &'static [(usize, Role)], bool);
+
+/// The path events besides `open`. These are the events of CPython's audit table that
+/// take a path or a descriptor before acting and are not refused outright
+/// (`DENY_ALWAYS`: `shutil.*`, `os.chmod`, `os.chown`, `fcntl.*`, `mmap.__new__`,
+/// `socket.*` with its `fileno=`); `tempfile.mkstemp`/`mkdtemp` are raised after the
+/// file exists and name a path the hook already judged. An argument this CPython does
+/// not pass is simply absent from the tuple. `open` itself carries no `dir_fd`
+/// (`os.open(name, flags, dir_fd=n)`), so the hook judges such a name against the
+/// working directory and Landlock, which resolves it, is the layer that holds; the
+/// worker leaves no directory descriptor open for a job to name
+/// (`super::fds::close_strays`), so only code holding the real `os` gets there.
+const PATH_EVENTS: &[PathEvent] = &[
+    ("os.listdir", &[(0, Role::Read)], true),
+    ("os.scandir", &[(0, Role::Read)], true),
+    ("os.walk", &[(0, Role::Read)], false),
+    ("os.fwalk", &[(0, Role::Read), (4, Role::DirFd)], false),
+    ("glob.glob/2", &[(3, Role::DirFd)], false),
+    ("os.listxattr", &[(0, Role::Read)], true),
+    ("os.getxattr", &[(0, Role::Read)], false),
+    ("os.setxattr", &[(0, Role::Write)], false),
+    ("os.removexattr", &[(0, Role::Write)], false),
+    ("os.chdir", &[(0, Role::Text)], false),
+    ("os.remove", &[(0, Role::Write), (1, Role::DirFd)], false),
+    ("os.rmdir", &[(0, Role::Write), (1, Role::DirFd)], false),
+    ("os.mkdir", &[(0, Role::Write), (2, Role::DirFd)], false),
+    ("os.truncate", &[(0, Role::Write)], false),
+    ("os.utime", &[(0, Role::Write), (3, Role::DirFd)], false),
+    (
+        "os.link",
+        &[
+            (0, Role::Read),
+            (1, Role::Write),
+            (2, Role::DirFd),
+            (3, Role::DirFd),
+        ],
+        false,
+    ),
+    (
+        "os.symlink",
+        &[(0, Role::Text), (1, Role::Write), (2, Role::DirFd)],
+        false,
+    ),
+    (
+        "os.rename",
+        &[
+            (0, Role::Write),
+            (1, Role::Write),
+            (2, Role::DirFd),
+            (3, Role::DirFd),
+        ],
+        false,
+    ),
 ];
 
 fn matches(name: &str, list: &[&str]) -> bool {
@@ -169,30 +235,24 @@ fn judge(py: Python<'_>, name: &str, args: &Bound<'_, PyTuple>) -> Decision {
         return deny(name);
     }
     if name == "open" {
-        // open(path, mode, flags): `flags` carries O_WRONLY/O_RDWR/O_CREAT for os.open,
-        // `mode` the text mode for io.open.
-        let writes = args
-            .get_item(1)
-            .ok()
-            .and_then(|m| m.extract::<String>().ok())
-            .is_some_and(|m| m.contains(['w', 'a', 'x', '+']))
-            || args
-                .get_item(2)
-                .ok()
-                .and_then(|f| f.extract::<i64>().ok())
-                .is_some_and(|f| {
-                    let f = f as c_int;
-                    f & (libc::O_WRONLY
-                        | libc::O_RDWR
-                        | libc::O_CREAT
-                        | libc::O_TRUNC
-                        | libc::O_APPEND)
-                        != 0
-                });
-        return check_path(args, 0, writes);
+        return check_arg(
+            args,
+            0,
+            if open_writes(args) {
+                Role::Write
+            } else {
+                Role::Read
+            },
+            false,
+        );
     }
-    if let Some(&(_, index, writes)) = PATH_EVENTS.iter().find(|(e, _, _)| *e == name) {
-        return check_path(args, index, writes);
+    if let Some(&(_, roles, none_ok)) = PATH_EVENTS.iter().find(|(e, _, _)| *e == name) {
+        for &(index, role) in roles {
+            if let refused @ Decision::Deny(_) = check_arg(args, index, role, none_ok) {
+                return refused;
+            }
+        }
+        return Decision::Allow;
     }
     if matches(name, DENY_FROM_JOB) && innermost_frame_is_job(py) {
         return deny(name);
@@ -205,21 +265,102 @@ fn innermost_frame_is_job(py: Python<'_>) -> bool {
     super::cpython::innermost_code_filename(py).is_some_and(|f| f == "<job>")
 }
 
-fn check_path(args: &Bound<'_, PyTuple>, index: usize, writes: bool) -> Decision {
-    let Ok(arg) = args.get_item(index) else {
-        return Decision::Allow;
+/// Whether an `open` event opens for writing: `(path, mode, flags)`, where `mode` is
+/// the text mode of `io.open` (`None` for `os.open`) and `flags` the `O_*` flags.
+/// CPython builds both itself, so they are exact `str`/`int`; anything else is judged
+/// as a write (the stricter reading), never asked what it is.
+fn open_writes(args: &Bound<'_, PyTuple>) -> bool {
+    let mode = args.get_item(1).ok();
+    let flags = args.get_item(2).ok();
+    let mode_writes = match mode.as_ref().map(|m| m.cast_exact::<PyString>()) {
+        Some(Ok(m)) => match m.to_str() {
+            Ok(m) => Some(m.contains(['w', 'a', 'x', '+'])),
+            Err(_) => None,
+        },
+        Some(Err(_)) if mode.as_ref().is_some_and(|m| m.is_none()) => Some(false),
+        _ => None,
     };
-    if arg.is_none() || arg.extract::<i64>().is_ok() {
-        return Decision::Allow; // an already-open descriptor, or the default directory
+    let flags_write = match flags.as_ref().map(|f| f.cast_exact::<PyInt>()) {
+        Some(Ok(f)) => f.extract::<i64>().ok().map(|f| {
+            let f = f as c_int;
+            f & (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | libc::O_APPEND)
+                != 0
+        }),
+        _ => None,
+    };
+    match (mode_writes, flags_write) {
+        (Some(m), Some(f)) => m || f,
+        _ => true,
     }
-    let path = if let Ok(s) = arg.extract::<String>() {
-        PathBuf::from(s)
-    } else if let Ok(b) = arg.extract::<Vec<u8>>() {
-        PathBuf::from(std::ffi::OsStr::from_bytes(&b))
+}
+
+/// The text of a path argument, copied out of an exact `str` or `bytes` without calling
+/// any method of the object. `Err` says why the argument is not a path this hook
+/// accepts.
+///
+/// Exact types only, because the object may be the job's: a `str` or `bytes` subclass
+/// whose methods lie, an object whose `__index__` names a descriptor (CPython's `FileIO`
+/// opens anything with `__index__` as a descriptor and passes the object itself to the
+/// hook), a `__fspath__` that answers differently on each call. CPython runs `__fspath__`
+/// before it raises the event, so a real path (`pathlib.Path`, a string) arrives as an
+/// exact `str` or `bytes`; an integer is a descriptor the process already holds (in a
+/// worker: its channel to the host, stdio, a cached font file), which Landlock never
+/// looks at again, so it is refused like any other non-path.
+fn path_text(arg: &Bound<'_, PyAny>) -> Result<PathBuf, String> {
+    if let Ok(s) = arg.cast_exact::<PyString>() {
+        // Not valid UTF-8 (a lone surrogate): no path a job needs.
+        let s = s
+            .to_str()
+            .map_err(|_| "a path that is not valid UTF-8".to_string())?;
+        return Ok(PathBuf::from(s.to_owned()));
+    }
+    if let Ok(b) = arg.cast_exact::<PyBytes>() {
+        return Ok(PathBuf::from(std::ffi::OsStr::from_bytes(b.as_bytes())));
+    }
+    let kind = if arg.is_instance_of::<PyInt>() {
+        "a file descriptor (an integer path)"
+    } else if arg.is_instance_of::<PyString>() || arg.is_instance_of::<PyBytes>() {
+        "a path of a str or bytes subclass"
     } else {
-        return Decision::Deny(
-            "open of a path that is neither str nor bytes is not allowed".into(),
-        );
+        "a path that is neither str nor bytes"
+    };
+    Err(kind.to_string())
+}
+
+fn check_arg(args: &Bound<'_, PyTuple>, index: usize, role: Role, none_ok: bool) -> Decision {
+    let Ok(arg) = args.get_item(index) else {
+        return Decision::Allow; // this CPython does not pass the argument
+    };
+    if role == Role::DirFd {
+        let default = arg.is_none()
+            || arg
+                .cast_exact::<PyInt>()
+                .is_ok_and(|n| n.extract::<i64>().is_ok_and(|n| n == -1));
+        return if default {
+            Decision::Allow
+        } else {
+            Decision::Deny(
+                "a path relative to a file descriptor (dir_fd) is not allowed in this sandbox"
+                    .into(),
+            )
+        };
+    }
+    if none_ok && arg.is_none() {
+        return Decision::Allow; // the current directory
+    }
+    let path = match path_text(&arg) {
+        Ok(path) => path,
+        Err(kind) => {
+            return Decision::Deny(format!(
+                "{kind} is not allowed in this sandbox; pass a plain str path: read inputs \
+                 through srcpath('name') and save with plt.savefig(OUT)"
+            ))
+        }
+    };
+    let writes = match role {
+        Role::Text => return Decision::Allow,
+        Role::Write => true,
+        Role::Read | Role::DirFd => false,
     };
     let Some(roots) = ROOTS.get() else {
         return Decision::Allow;

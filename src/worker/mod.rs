@@ -31,9 +31,11 @@
 //! run on a mismatch ([`Error::WorkerMismatch`](crate::Error::WorkerMismatch)).
 //!
 //! File descriptors: the supervisor talks on the worker's stdin and stdout. Before
-//! anything else the worker moves the protocol to fresh descriptors, points fd 0 at
-//! `/dev/null` and fd 1 at stderr, so that nothing a job or a C library prints can
-//! corrupt a frame; fd 2 goes to the supervisor, which keeps a bounded tail of it.
+//! anything else the worker moves the protocol to fresh descriptors at random high
+//! numbers (see `fds`), points fd 0 at `/dev/null` and fd 1 at stderr, so that nothing a
+//! job or a C library prints can corrupt a frame; fd 2 goes to the supervisor, which
+//! keeps a bounded tail of it. Right before the first job every other descriptor is
+//! closed but read-only files inside the read roots (`fds::close_strays`).
 
 mod array;
 mod audit;
@@ -41,10 +43,12 @@ mod audit;
 // `crate::sys`).
 #[allow(unsafe_code)]
 mod cpython;
+mod fds;
 mod zygote;
 
 use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Write};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -167,9 +171,12 @@ fn serve_process() -> u8 {
     }
 }
 
-/// Moves the protocol off fds 0 and 1 (see the module docs).
+/// Moves the protocol off fds 0 and 1 (see the module docs), to random high numbers
+/// where a probe of small numbers does not find it (see `fds`).
 fn take_protocol_fds() -> std::io::Result<(File, File)> {
     let (input, output) = crate::sys::move_off_stdio()?;
+    let input = fds::to_high_number(input)?;
+    let output = fds::to_high_number(output)?;
     Ok((File::from(input), File::from(output)))
 }
 
@@ -212,7 +219,6 @@ fn serve(
             Python::attach(|py| prelude.bind(py).call_method0("release_files").map(drop))
                 .map_err(|e| e.to_string())
                 .and_then(|()| {
-                    use std::os::fd::AsRawFd;
                     let keep = [input.get_ref().as_raw_fd(), output.get_ref().as_raw_fd()];
                     zygote::no_open_files(&keep)
                 });
@@ -260,6 +266,19 @@ fn serve(
         init
     };
 
+    // Nothing the job could use past the hook and Landlock stays open (see `fds`).
+    let keep = [input.get_ref().as_raw_fd(), output.get_ref().as_raw_fd()];
+    match fds::close_strays(&keep, &init.sandbox.read_only) {
+        Ok(closed) => {
+            for stray in closed {
+                eprintln!("pyward-worker: closed descriptor {stray} before the first job");
+            }
+        }
+        Err(e) => {
+            let message = format!("listing open descriptors: {e}");
+            return init_failed(output, InitStage::Sandbox, message);
+        }
+    }
     audit::arm(audit::Roots {
         read: init.sandbox.read_only.clone(),
         write: init.sandbox.read_write.clone(),
@@ -548,7 +567,11 @@ fn raw_figures(list: &Bound<'_, PyAny>) -> PyResult<Vec<(String, RawPng, Vec<u8>
 /// The between-job reset, once the answer is out: the prelude's housekeeping and state
 /// check, then emptying what the job could write (the host never sees the scratch file
 /// system to empty it), so that nothing of this job reaches the next.
-fn reset_after_job(prelude: &Py<PyModule>, nonce: protocol::Nonce, writable: &[PathBuf]) -> ResetMsg {
+fn reset_after_job(
+    prelude: &Py<PyModule>,
+    nonce: protocol::Nonce,
+    writable: &[PathBuf],
+) -> ResetMsg {
     let mut reset = Python::attach(|py| {
         let r = prelude.bind(py).call_method0("reset_after_job")?;
         let list = |k: &str| -> PyResult<Vec<String>> { r.get_item(k)?.extract() };

@@ -16,9 +16,10 @@
 //!   supervisor's group kill never races the child's `setpgid`);
 //! - gets `PR_SET_PDEATHSIG` = `SIGKILL`: it dies with the zygote, which itself exits
 //!   when the supervisor's end of the control socket closes;
-//! - moves the three received descriptors onto its protocol and stderr descriptors and
-//!   closes every other inherited descriptor (the control socket included), so nothing
-//!   of the zygote is reachable from the job.
+//! - puts the received stderr on 1 and 2, moves the received protocol descriptors to
+//!   random high numbers of its own (`super::fds`), and closes every other inherited
+//!   descriptor (the control socket included), so nothing of the zygote is reachable
+//!   from the job.
 //!
 //! The zygote is the forked workers' parent, so it is the one that reaps them, and only
 //! when the supervisor asks ([`ZygoteRequest::Wait`]): until then a dead worker stays
@@ -30,7 +31,7 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter};
-use std::os::fd::{AsRawFd, IntoRawFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use super::cpython;
@@ -49,8 +50,6 @@ pub(super) fn serve_zygote(
     input: &mut BufReader<FdReader>,
     output: &mut BufWriter<File>,
 ) -> io::Result<Option<Instant>> {
-    let in_fd = input.get_ref().as_raw_fd();
-    let out_fd = output.get_ref().as_raw_fd();
     loop {
         if !input.buffer().is_empty() {
             // The supervisor sends one request and waits for its answer; anything more
@@ -73,9 +72,15 @@ pub(super) fn serve_zygote(
                 let forked_at = Instant::now();
                 let pid = cpython::fork();
                 if pid == 0 {
-                    // The child closes them itself (every descriptor but its own).
-                    let fds: Vec<RawFd> = fds.into_iter().map(IntoRawFd::into_raw_fd).collect();
-                    become_worker(&fds, in_fd, out_fd);
+                    let (proto_in, proto_out) = become_worker(fds);
+                    // The zygote's control socket: closed once, by dropping its owners.
+                    // Bytes the zygote had not flushed are the zygote's, not ours.
+                    *input = BufReader::new(FdReader::new(File::from(proto_in)));
+                    let zygote_out =
+                        std::mem::replace(output, BufWriter::new(File::from(proto_out)));
+                    drop(zygote_out.into_parts());
+                    let keep = [input.get_ref().as_raw_fd(), output.get_ref().as_raw_fd()];
+                    sys::close_all_but(&keep);
                     return Ok(Some(forked_at));
                 }
                 drop(fds);
@@ -136,14 +141,13 @@ pub(super) fn no_open_files(keep: &[RawFd]) -> Result<(), String> {
     }
 }
 
-/// In the child: own process group, die with the zygote, adopt the received
-/// descriptors, close everything else. The received descriptors are open (the kernel
-/// installed them when the request was read); `in_fd` and `out_fd` are owned by the
-/// worker's `File`s, which keep using those numbers, now pointing at the new
-/// descriptors. The close range skips exactly them and 0-2; nothing else in this
-/// process holds a descriptor it will use again (the zygote runs no job code and
-/// Python keeps no file open after warm-up).
-fn become_worker(fds: &[RawFd], in_fd: RawFd, out_fd: RawFd) {
+/// In the child: own process group, die with the zygote, stderr (and stdout) onto the
+/// received stderr, and the received protocol descriptors moved to random high
+/// numbers of the child's own (`super::fds`): every worker draws its own, so one
+/// worker's numbers say nothing about another's. Returns the protocol pair (in, out);
+/// the caller swaps it in for the zygote's control socket and then closes every other
+/// descriptor the child inherited, so nothing of the zygote is reachable from the job.
+fn become_worker(fds: Vec<OwnedFd>) -> (OwnedFd, OwnedFd) {
     let zygote = sys::parent_pid();
     sys::own_process_group(0);
     let _ = sys::die_with_parent();
@@ -151,17 +155,19 @@ fn become_worker(fds: &[RawFd], in_fd: RawFd, out_fd: RawFd) {
         // The zygote died between fork and prctl: nobody would reap or kill us.
         sys::exit_now(70);
     }
-    let moved = sys::dup2(fds[2], 2)
-        .and_then(|()| sys::dup2(2, 1))
-        .and_then(|()| sys::dup2(fds[0], in_fd))
-        .and_then(|()| sys::dup2(fds[1], out_fd));
-    if moved.is_err() {
+    let mut fds = fds.into_iter();
+    let (Some(proto_in), Some(proto_out), Some(stderr)) = (fds.next(), fds.next(), fds.next())
+    else {
         sys::exit_now(71);
+    };
+    let moved = sys::dup2(stderr.as_raw_fd(), 2)
+        .and_then(|()| sys::dup2(2, 1))
+        .and_then(|()| super::fds::to_high_number(proto_in))
+        .and_then(|proto_in| Ok((proto_in, super::fds::to_high_number(proto_out)?)));
+    match moved {
+        Ok(pair) => pair,
+        Err(_) => sys::exit_now(71),
     }
-    let (lo, hi) = (in_fd.min(out_fd), in_fd.max(out_fd));
-    sys::close_range(3, lo - 1);
-    sys::close_range(lo + 1, hi - 1);
-    sys::close_range(hi + 1, RawFd::MAX);
 }
 
 fn wait_for(pid: i32, timeout: Duration) -> Option<i32> {
