@@ -15,7 +15,7 @@
 //! | scenario | what the worker sends |
 //! | --- | --- |
 //! | `ok [TEXT]` | a proper answer: `Done` echoing the nonce, stdout `TEXT`, one small valid PNG named `OUT`, then `Reset` |
-//! | `name JSON` | a proper answer whose first artifact is named by the JSON string (`"/abs/path"`, `"../x"`, `"a\u0000b"`...), then `OUT` |
+//! | `name JSON` | a proper answer whose first artifact is named by the JSON string (`"/abs/path"`, `"../x"`, `"a\u0000b"`...) with contents that pass validation for that name, then `OUT` |
 //! | `refused-name JSON` | a proper answer listing the JSON string among the refused files |
 //! | `field KEY RAW` | a proper answer with the `Done` field `KEY` (`a.b` for nested) replaced by the raw JSON text `RAW` (`absent` removes it) |
 //! | `stdout-over-cap` | a proper answer whose stdout is one byte over the run's cap |
@@ -141,7 +141,8 @@ impl Job<'_> {
             }
             "name" => {
                 let hostile: String = json_arg(args);
-                let artifacts = vec![(hostile, png()), self.figure()];
+                let bytes = content_for(&hostile);
+                let artifacts = vec![(hostile, bytes), self.figure()];
                 self.answer(out, self.done(), artifacts)?;
                 self.reset(out, nonce)
             }
@@ -460,6 +461,18 @@ fn stream_bytes(out: &mut Out, mut len: u64, byte: u8) -> Res {
         len -= n as u64;
     }
     Ok(())
+}
+
+/// Bytes that pass the host's checks for a file of this name: CSV text for `.csv` (and
+/// other text) names, a PNG otherwise; so that a name the host failed to refuse would
+/// reach its writes, not stop at validation.
+fn content_for(name: &str) -> Vec<u8> {
+    let text = [".csv", ".txt", ".json", ".tsv"];
+    if text.iter().any(|ext| name.ends_with(ext)) {
+        b"x,y\n1,2\n2,4\n".to_vec()
+    } else {
+        png()
+    }
 }
 
 /// A small valid PNG that is not blank (a gradient).

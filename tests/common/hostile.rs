@@ -18,12 +18,18 @@ pub fn hostile_program(profile: &Path) -> PathBuf {
     program
 }
 
-/// A file name for a canary, unique in this process (tests run in parallel).
+/// A file name for a canary, unique in this process (tests run in parallel): a `.csv`
+/// (the hostile worker sends CSV text for it).
 pub fn canary_name(tag: &str) -> String {
+    canary_file(tag, "csv")
+}
+
+/// A canary's name with the extension `ext` (`png`: the hostile worker sends a PNG).
+pub fn canary_file(tag: &str, ext: &str) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     format!(
-        "canary-{tag}-{}-{}.csv",
+        "canary-{tag}-{}-{}.{ext}",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     )

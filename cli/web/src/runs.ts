@@ -8,7 +8,7 @@ import { badge, bytes, h, replace } from "./dom";
 import { reportView } from "./report";
 import type { AttemptRecord, ReplayAnswer, RunList, RunRecord } from "./types";
 
-const STATUSES = ["", "ok", "rejected", "bad_input", "python_error", "timeout", "memory_exceeded", "crashed", "invalid_output", "scratch_full", "cancelled"];
+const STATUSES = ["", "ok", "rejected", "bad_input", "python_error", "timeout", "memory_exceeded", "crashed", "protocol_violation", "invalid_output", "scratch_full", "cancelled"];
 
 /** Object URLs of artifacts shown, released when the view is left. */
 const shown: string[] = [];
