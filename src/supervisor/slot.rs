@@ -755,15 +755,18 @@ fn wait_reset(
     }
 }
 
-/// The job's exception as a failure, with the worker's stderr tail.
+/// The job's exception as a failure, with the worker's stderr tail. Each text is cut to
+/// the host's own bound (the worker's are a little lower, `_truncate` in
+/// `python/prelude.py`): the worker runs the job's code, and what reaches a caller or a
+/// model is the host's to bound.
 fn python_error(e: protocol::PyErrorInfo, stderr_tail: String) -> PythonError {
     PythonError {
-        type_name: e.type_name,
-        message: e.message,
+        type_name: head_chars(&e.type_name, 200),
+        message: head_chars(&e.message, 4000),
         line: e.line,
-        traceback: e.traceback,
+        traceback: head_chars(&e.traceback, 8000),
         stderr_tail,
-        hint: e.hint,
+        hint: head_chars(&e.hint, 4000),
     }
 }
 

@@ -550,3 +550,58 @@ fn gate_off_the_audit_hook_alone_refuses_every_descriptor() {
     let code = format!("{GATE_OFF_HEAD}{READERS}{GATE_OFF_READERS}{probe}");
     probe_and_check(&exec, &code, false);
 }
+
+/// Gate off, the job holds the real `os` and finds its answer pipe by `fstat` (no audit
+/// event covers `fstat` or `write`): it writes a `Done` and a `Reset` of its own, then
+/// spins, hoping to be taken for idle and handed the next job. Without the run's nonce,
+/// which never reaches Python, the host refuses the forged answer at once: the job
+/// answers `protocol_violation` (not a timeout: the spin did not run to the deadline),
+/// its process is gone when the answer arrives, and the next job runs on another worker.
+#[test]
+fn a_job_that_answers_for_itself_is_killed_and_never_handed_the_next_job() {
+    let exec = builder()
+        .policy(Policy::gate_disabled_for_testing())
+        .workers(1)
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
+    let code = r#"
+os = srcpath.__globals__['os']
+def frame(text):
+    data = text.encode()
+    return len(data).to_bytes(4, 'little') + data
+forged = frame('{"kind":"done","nonce":[0,0],"exec_ms":1.0,"stdout":"","stdout_dropped":0,'
+               '"stderr":"","error":null,"artifacts":[],"artifacts_refused":[]}')
+forged += frame('{"kind":"reset","nonce":[0,0],"housekeeping_failures":[],"state_changes":[]}')
+pipes = []
+for n in range(3, 1 << 16):
+    try:
+        mode = os.fstat(n).st_mode
+    except OSError:
+        continue
+    if mode & 0o170000 == 0o010000:
+        pipes.append(n)
+for n in pipes:
+    os.write(n, forged)
+print('FORGED', pipes)
+while True:
+    pass
+"#;
+    let outcome = exec.run(Job::new(code)).unwrap();
+    let pid = outcome.worker.as_ref().expect("it ran on a worker").pid;
+    match outcome.failure() {
+        Some(pyward::JobFailure::ProtocolViolation { detail }) => {
+            assert!(detail.contains("nonce"), "{detail}");
+        }
+        other => panic!("expected a protocol violation, got {other:?}"),
+    }
+    assert!(
+        !common::process_alive(pid),
+        "the worker that forged its answer still runs"
+    );
+    let next = exec
+        .run(Job::new("plt.plot([1, 2]); plt.savefig(OUT)"))
+        .unwrap();
+    expect_ok(&next);
+    assert_ne!(next.worker.as_ref().unwrap().pid, pid);
+}
