@@ -21,8 +21,10 @@
 //!   what it shows ([`figure::FigureSummary`]); [`Outcome::description`] says it in a
 //!   paragraph for a model.
 //! - [`JobFailure`] — the job's own failure: `Rejected`, `BadInput`, `Timeout`,
-//!   `MemoryExceeded`, `WorkerCrashed`, `PythonError`, `ScratchFull`, `InvalidOutput`,
-//!   `Cancelled`.
+//!   `MemoryExceeded`, `WorkerCrashed`, `ProtocolViolation`, `PythonError`,
+//!   `ScratchFull`, `InvalidOutput`, `Cancelled`.
+//! - [`output_dir::OutputDir`] — writes artifacts under the names the job chose without
+//!   ever leaving a directory: an [`Artifact::name`] is the job's word.
 //! - [`Error`] — the executor's own failure: queue full, spawn, protocol, sandbox.
 //! - [`gate`] — the static policy engine every job passes first.
 //!
@@ -60,6 +62,12 @@
 //! see [`sandbox`]); the supervisor (a process boundary, watchdog, recycling); and
 //! validation of what comes out. The host never shares fate with the job: a crash,
 //! a hang or a memory bomb costs one worker process.
+//!
+//! The trust boundary is between processes: a worker runs the job's code, so it is as
+//! trusted as the job. Everything it sends is read as hostile input
+//! ([`protocol::answer`]: lengths bounded before allocation, numbers and names checked,
+//! answers only with the run's random nonce), and the host writes job-chosen names only
+//! through [`output_dir::OutputDir`].
 //!
 //! ## Non-goals
 //!
