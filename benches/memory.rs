@@ -33,7 +33,10 @@ const TYPICAL: &str = include_str!("../tests/data/figures/02_typical_line_scatte
 const TINY_JOB: &str = "plt.plot([1, 2, 3], [2, 1, 3])\nplt.savefig(OUT)\n";
 
 fn builder() -> ExecutorBuilder {
-    Executor::builder().worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+    Executor::builder()
+        .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+        // One trust domain: every worker serves every job, as Reuse measures.
+        .reuse_across_tenants(true)
 }
 
 fn mib(bytes: u64) -> f64 {

@@ -49,6 +49,8 @@ fn pool_with(configure: impl FnOnce(ExecutorBuilder) -> ExecutorBuilder) -> Exec
     configure(
         Executor::builder()
             .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+            // One trust domain: every worker serves every job, as Reuse measures.
+            .reuse_across_tenants(true)
             .workers(1),
     )
     .build()

@@ -89,6 +89,8 @@ fn main() {
     // The in-process pool.
     let exec = Executor::builder()
         .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+        // One trust domain: every worker serves every job, as Reuse measures.
+        .reuse_across_tenants(true)
         .workers(TOTAL_WORKERS)
         .build()
         .expect("pool starts");

@@ -33,6 +33,8 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn recycles(zygote: bool, pandas: bool, n: usize) -> (Vec<Duration>, bool) {
     let exec = Executor::builder()
         .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+        // One trust domain: every worker serves every job, as Reuse measures.
+        .reuse_across_tenants(true)
         .workers(1)
         .timeout(Duration::from_millis(100))
         .zygote(zygote)

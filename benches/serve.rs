@@ -160,6 +160,8 @@ fn main() {
     let mut rep = report::Report::new("serve", "cargo bench --bench serve");
     let exec = Executor::builder()
         .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+        // One trust domain: every worker serves every job, as Reuse measures.
+        .reuse_across_tenants(true)
         .workers(WORKERS)
         .build()
         .expect("pool starts");

@@ -127,6 +127,8 @@ fn run_batch(exec: &Executor, jobs: usize) -> (Duration, Vec<Sample>) {
 fn saturate(workers: usize, jobs: usize) -> Saturation {
     let exec = Executor::builder()
         .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+        // One trust domain: every worker serves every job, as Reuse measures.
+        .reuse_across_tenants(true)
         .workers(workers)
         .build()
         .expect("pool starts");

@@ -130,6 +130,8 @@ fn main() {
     warm_in_process();
     let exec = pyward::Executor::builder()
         .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+        // One trust domain: every worker serves every job, as Reuse measures.
+        .reuse_across_tenants(true)
         .workers(1)
         .preload_pandas(false)
         .build()
@@ -183,6 +185,8 @@ fn main() {
     // What kernel confinement (rlimits, Landlock, seccomp) costs, side by side.
     let unconfined = pyward::Executor::builder()
         .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+        // One trust domain: every worker serves every job, as Reuse measures.
+        .reuse_across_tenants(true)
         .workers(1)
         .preload_pandas(false)
         .sandbox(pyward::sandbox::SandboxMode::Off)

@@ -47,6 +47,9 @@ impl Diagnosis {
     }
 }
 
+/// The tenant of the doctor's probes.
+const DOCTOR: &str = "pyward-doctor";
+
 /// Runs every check (starts a one-worker pool: about a second).
 pub fn diagnose() -> Diagnosis {
     let support = sandbox::probe();
@@ -75,7 +78,10 @@ fn check_pool(env: PythonEnv) -> Result<PoolCheck, String> {
         .allowed_imports()
         .into_iter()
         .map(|module| {
-            let job = Job::new(format!("import {module}\nprint('ok')\n")).out_name("none.txt");
+            // One tenant for the doctor's own probes: they share its warm worker.
+            let job = Job::new(format!("import {module}\nprint('ok')\n"))
+                .out_name("none.txt")
+                .tenant(DOCTOR);
             let verdict = match executor.run(job) {
                 Ok(o) if o.stdout.trim() == "ok" => Ok(()),
                 Ok(o) => Err(o.failure().map_or("no output".into(), |f| f.to_string())),
@@ -84,7 +90,8 @@ fn check_pool(env: PythonEnv) -> Result<PoolCheck, String> {
             (module, verdict)
         })
         .collect();
-    let test_figure = match executor.run(Job::new("plt.plot([1, 2, 3]); plt.savefig(OUT)")) {
+    let figure = Job::new("plt.plot([1, 2, 3]); plt.savefig(OUT)").tenant(DOCTOR);
+    let test_figure = match executor.run(figure) {
         Ok(o) if o.is_success() => {
             let sandbox = o.worker.as_ref().map(|w| w.sandbox.clone());
             match (o.artifacts().first(), sandbox) {

@@ -44,6 +44,7 @@ pub struct Job {
     pub(crate) figures_in_memory: bool,
     pub(crate) describe_figures: bool,
     pub(crate) arrays: Vec<(String, SharedArray)>,
+    pub(crate) tenant: Option<Arc<str>>,
     /// Why an input could not be prepared (reported by `Executor::run`).
     pub(crate) input_error: Option<String>,
 }
@@ -66,8 +67,22 @@ impl Job {
             figures_in_memory: false,
             describe_figures: true,
             arrays: Vec::new(),
+            tenant: None,
             input_error: None,
         }
+    }
+
+    /// The trust domain this job's code belongs to (a user, a session, an API key):
+    /// a worker that ran code of one tenant never receives a job of another. Jobs of
+    /// the same tenant reuse a warm worker (in [`Isolation::Reuse`](crate::Isolation));
+    /// a job of a tenant with no idle worker of its own gets a fresh fork of the warm
+    /// template. Without a tenant a job is its own tenant: it runs in a process that
+    /// never ran a job, which is killed after it (unless
+    /// [`ExecutorBuilder::reuse_across_tenants`](crate::ExecutorBuilder::reuse_across_tenants)
+    /// says otherwise).
+    pub fn tenant(mut self, tenant: impl AsRef<str>) -> Job {
+        self.tenant = Some(Arc::from(tenant.as_ref()));
+        self
     }
 
     /// Adds every file below `dir` as an input (symlinks pointing outside are refused).

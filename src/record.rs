@@ -73,6 +73,9 @@ pub struct RunRecord {
     /// Every shared array ([`Job::with_array`]), stored as `arrays/<name>.npy`.
     #[serde(default)]
     pub arrays: Vec<ArrayRecord>,
+    /// The job's tenant ([`Job::tenant`]); a replay runs as the same tenant.
+    #[serde(default)]
+    pub tenant: Option<String>,
     /// Every attempt, in order.
     pub attempts: Vec<AttemptRecord>,
 }
@@ -325,6 +328,7 @@ impl Recorder {
             expected: job.expected.clone(),
             blank_check: job.blank_check,
             figures_in_memory: job.figures_in_memory,
+            tenant: job.tenant.as_deref().map(str::to_string),
             png_encoder,
             validators: job.validators.iter().map(|v| v.id()).collect(),
             inputs,
@@ -401,6 +405,7 @@ pub fn replay_job(run_dir: &Path, record: &RunRecord, index: usize) -> Result<Jo
     job.expected = record.expected.clone();
     job.blank_check = record.blank_check;
     job.figures_in_memory = record.figures_in_memory;
+    job.tenant = record.tenant.as_deref().map(std::sync::Arc::from);
     job.timeout = Some(std::time::Duration::from_millis(record.timeout_ms));
     job.memory_bytes = Some(record.memory_bytes);
     for input in &record.inputs {

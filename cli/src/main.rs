@@ -301,7 +301,9 @@ fn run(
                 Isolation::Fresh
             } else {
                 Isolation::Reuse
-            });
+            })
+            // The files of one run are one trust domain (`--fresh` isolates them).
+            .reuse_across_tenants(!fresh);
         if let [(_, job)] = jobs.as_slice() {
             // One file: one warm-up of what this job needs, no pool to keep warm.
             builder = builder.for_one_job(job);
@@ -566,6 +568,14 @@ fn doctor() -> u8 {
 /// The pool as `Executor::stats` sees it: where each worker came from and what it costs.
 fn print_pool(stats: &pyward::PoolStats) {
     let mib = |b: u64| b as f64 / f64::from(1 << 20);
+    println!(
+        "tenants: {}",
+        if stats.reuse_across_tenants {
+            "a worker serves any tenant (reuse across tenants: one trust domain only)"
+        } else {
+            "a worker serves one tenant; a job without a tenant gets a process of its own"
+        }
+    );
     match &stats.zygote {
         Some(z) => {
             let state = z.pid.map_or("not running".into(), |p| format!("pid {p}"));

@@ -109,12 +109,32 @@ pub struct Config {
     pub(crate) startup_timeout: Duration,
     pub(crate) zygote: bool,
     pub(crate) isolation: Isolation,
+    pub(crate) reuse_across_tenants: bool,
     pub(crate) warm_up_code: Option<String>,
     pub(crate) scratch_bytes: u64,
     pub(crate) scratch_files: u64,
 }
 
 impl Config {
+    /// Whether the worker that runs a job of `tenant` serves no other job: every job in
+    /// a single-job pool, and a job without a tenant (its own tenant) unless workers may
+    /// serve several tenants.
+    pub(crate) fn serves_one_job(&self, tenant: Option<&str>) -> bool {
+        self.single_job() || (tenant.is_none() && !self.reuse_across_tenants)
+    }
+
+    /// Whether a worker that has run `jobs_run` jobs, the last of `served`, may run a
+    /// job of `tenant`: a worker that ran nothing serves anyone; otherwise only its own
+    /// tenant, unless workers may serve several tenants.
+    pub(crate) fn may_serve(
+        &self,
+        jobs_run: u64,
+        served: Option<&str>,
+        tenant: Option<&str>,
+    ) -> bool {
+        jobs_run == 0 || self.reuse_across_tenants || (served.is_some() && served == tenant)
+    }
+
     /// Each worker serves one job and is killed after it (`Isolation::Fresh`, or a
     /// one-shot pool): no between-job reset, no state check, nothing kept for a next job.
     pub(crate) fn single_job(&self) -> bool {
@@ -182,6 +202,7 @@ impl Default for ExecutorBuilder {
                 startup_timeout: Duration::from_secs(60),
                 zygote: true,
                 isolation: Isolation::Reuse,
+                reuse_across_tenants: false,
                 warm_up_code: None,
                 scratch_bytes: 256 << 20,
                 scratch_files: 4096,
@@ -446,6 +467,20 @@ impl ExecutorBuilder {
     /// or while the zygote restarts, every replacement starts cold (about a second).
     pub fn isolation(mut self, isolation: Isolation) -> Self {
         self.config.isolation = isolation;
+        self
+    }
+
+    /// Lets a worker serve jobs of different tenants one after another (in
+    /// [`Isolation::Reuse`]), jobs without a tenant included. Default: off, so that a
+    /// worker that ran one tenant's code never runs another's ([`Job::tenant`](crate::Job::tenant)).
+    ///
+    /// The hazard: between two tenants there is then only the between-job reset and the
+    /// state guard, Python-level code that restores what it knows of; a gadget in numpy,
+    /// pandas, scipy or matplotlib that leaves a callback or a cache behind carries one
+    /// tenant's data into another's job. Turn it on only for jobs of one trust domain
+    /// (a batch of your own scripts, a benchmark).
+    pub fn reuse_across_tenants(mut self, on: bool) -> Self {
+        self.config.reuse_across_tenants = on;
         self
     }
 

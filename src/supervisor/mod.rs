@@ -269,6 +269,8 @@ impl Executor {
             cold_fallbacks: shared.counters.cold_fallbacks.load(Ordering::Relaxed),
             retired: shared.counters.retired(),
             slot_panics: shared.counters.slot_panics.load(Ordering::Relaxed),
+            tenant_switches: shared.counters.tenant_switches.load(Ordering::Relaxed),
+            reuse_across_tenants: config.reuse_across_tenants,
             host_pressure: shared.pressure.under_pressure(),
         }
     }
@@ -410,6 +412,7 @@ impl Executor {
             gate_time,
             gate_enabled: policy.gate_enabled(),
             validators: job.validators,
+            tenant: job.tenant,
             blank_check: job.blank_check,
             figures_in_memory: job.figures_in_memory,
             describe_figures: job.describe_figures,

@@ -34,6 +34,9 @@ pub(crate) struct WorkerProcess {
     pub ready: ReadyMsg,
     /// Jobs run so far.
     pub jobs_run: u64,
+    /// The tenant of the jobs it ran (`None` before its first job, or when that job
+    /// had no tenant: then it runs no other).
+    pub served: Option<std::sync::Arc<str>>,
     /// Set after a job that left this worker untrustworthy: it serves no further job.
     pub retiring: Option<RetireReason>,
     /// Its memory when it became ready (filled in by the slot).
@@ -168,6 +171,7 @@ impl WorkerProcess {
                 text_metrics_off: None,
             },
             jobs_run: 0,
+            served: None,
             retiring: None,
             birth: Default::default(),
             memory_read: None,

@@ -35,6 +35,8 @@ pub(crate) struct Queued {
     pub figures_in_memory: bool,
     pub describe_figures: bool,
     pub arrays: Vec<(String, crate::SharedArray)>,
+    /// The job's tenant (`Job::tenant`); `None`: its own.
+    pub tenant: Option<Arc<str>>,
 }
 
 /// The outcome of a job cancelled before a worker took it.
@@ -155,11 +157,16 @@ impl JobQueue {
     }
 
     /// For a slot with a warm worker: the next job, or `Idle` after `wait` without one.
-    pub(crate) fn pop_warm(&self, wait: Duration) -> Pop {
+    /// A worker kept warm for a tenant (`prefer`) takes that tenant's first job before
+    /// the queue's head: any other job costs it a fresh worker.
+    pub(crate) fn pop_warm(&self, wait: Duration, prefer: Option<&str>) -> Pop {
         let until = Instant::now() + wait;
         let mut state = self.state.lock();
         loop {
-            if let Some(entry) = state.entries.pop_front() {
+            let mine = prefer.and_then(|t| {
+                (state.entries.iter()).position(|e| e.job.tenant.as_deref() == Some(t))
+            });
+            if let Some(entry) = state.entries.remove(mine.unwrap_or(0)) {
                 return Pop::Job(Self::taken(state, entry));
             }
             if self.is_closed() {

@@ -117,8 +117,9 @@ impl Slot {
         }
         let mut idle_since = Instant::now();
         loop {
-            let entry = if worker.is_some() {
-                match self.shared.queue.pop_warm(IDLE_TICK) {
+            let entry = if let Some(w) = &worker {
+                let prefer = w.served.clone();
+                match self.shared.queue.pop_warm(IDLE_TICK, prefer.as_deref()) {
                     Pop::Job(entry) => entry,
                     Pop::Closed => break,
                     Pop::Idle => {
@@ -162,12 +163,13 @@ impl Slot {
             return;
         }
         let config = &self.shared.config;
-        let fresh = config.single_job();
+        let fresh = config.serves_one_job(entry.job.tenant.as_deref());
         self.gauge().set_busy(true);
         let result = self.serve(worker, *entry.job, reply.ticket());
         self.gauge().set_busy(false);
-        // Fresh isolation: the used worker dies before its caller hears back (a worker
-        // that replaced a lost one during `serve` has run nothing and stays).
+        // Fresh isolation, or a job that is its own tenant: the used worker dies before
+        // its caller hears back (a worker that replaced a lost one during `serve` has
+        // run nothing and stays).
         let used = if fresh {
             worker.take_if(|w| w.jobs_run > 0)
         } else {
@@ -389,6 +391,18 @@ impl Slot {
             old.signal_kill();
             *slot_worker = self.replace_used(old);
         }
+        let tenant = job.tenant.as_deref();
+        let config = &self.shared.config;
+        if (slot_worker.as_ref())
+            .is_some_and(|w| !config.may_serve(w.jobs_run, w.served.as_deref(), tenant))
+        {
+            // Kept warm for another tenant: this job gets a fresh fork of the template.
+            let old = slot_worker.take().expect("checked");
+            Counters::bump(&self.shared.counters.tenant_switches);
+            self.lost_at.set(Some(Instant::now()));
+            old.signal_kill();
+            *slot_worker = self.replace_used(old);
+        }
         // A slot that grows the pool forks its worker first: that wait is queue time.
         let worker = match slot_worker {
             Some(w) => w,
@@ -421,6 +435,7 @@ impl Slot {
 
         worker.clear_stderr();
         worker.jobs_run += 1;
+        worker.served = job.tenant.clone();
         let nonce = match protocol::Nonce::random() {
             Ok(n) => n,
             Err(e) => return Err(Error::io("drawing the job's nonce")(e)),
@@ -590,7 +605,7 @@ impl Slot {
         // The worker resets itself after answering (while the figures were encoded and
         // checked above); it gets no job before its report. A worker for one job has
         // no next job and sends none.
-        if answered && !self.shared.config.single_job() {
+        if answered && !self.shared.config.serves_one_job(job.tenant.as_deref()) {
             if let Some(w) = slot_worker.as_mut().filter(|w| w.pid() == info_pid) {
                 let deadline = (exec_start + job.timeout).max(Instant::now() + RESET_GRACE);
                 let closed = || self.shared.queue.is_closed();

@@ -121,6 +121,13 @@ pub struct PoolStats {
     pub cold_fallbacks: u64,
     /// Why workers left the pool.
     pub retired: RetiredCounts,
+    /// Whether a worker may serve jobs of several tenants
+    /// ([`ExecutorBuilder::reuse_across_tenants`](crate::ExecutorBuilder::reuse_across_tenants));
+    /// `false`, the default: never.
+    pub reuse_across_tenants: bool,
+    /// Workers kept warm for one tenant and replaced by a fresh fork for a job of
+    /// another (see [`Job::tenant`](crate::Job::tenant)).
+    pub tenant_switches: u64,
     /// Panics caught in pool slots since `build()` (each slot served on with a new
     /// worker). Always 0: anything else is a bug to report.
     pub slot_panics: u64,
@@ -246,6 +253,7 @@ pub(crate) struct Counters {
     pub retired_pressure: AtomicU64,
     pub retired_other: AtomicU64,
     pub slot_panics: AtomicU64,
+    pub tenant_switches: AtomicU64,
 }
 
 impl Counters {

@@ -47,9 +47,14 @@ fn scripts_in(dir: &str) -> Vec<(String, String)> {
 }
 
 /// A builder with test-friendly defaults: the worker binary cargo built for this test.
+///
+/// Its workers serve jobs without a tenant one after another (`reuse_across_tenants`):
+/// most tests exercise what a reused worker must keep or forget between jobs, one trust
+/// domain. `tests/it/tenants.rs` tests the default, where no worker serves two tenants.
 pub fn builder() -> ExecutorBuilder {
     Executor::builder()
         .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+        .reuse_across_tenants(true)
         .workers(1)
         .timeout(Duration::from_secs(20))
         .preload_pandas(false)

@@ -35,5 +35,6 @@ mod render_once;
 mod report;
 mod reset;
 mod state_guard;
+mod tenants;
 mod text_metrics;
 mod zygote;

@@ -282,6 +282,8 @@ fn start(args: &BenchArgs, scripts: &[Script], modes: &[Mode]) -> Result<Runners
     let pool = |isolation: Isolation| {
         Executor::builder()
             .workers(usize::from(args.workers))
+            // The user's own scripts: one trust domain.
+            .reuse_across_tenants(true)
             .isolation(isolation)
             .preload_pandas(pandas)
             .timeout(timeout)

@@ -63,6 +63,12 @@ pub struct ServeArgs {
     /// a process that never ran another.
     #[arg(long, value_enum, default_value_t = IsolationArg::Reuse)]
     isolation: IsolationArg,
+    /// Let a worker serve jobs of different tenants (and jobs without a tenant) one
+    /// after another. Off by default: a worker that ran one tenant's code never runs
+    /// another's, and a job without a `tenant` gets a process of its own. On, only the
+    /// between-job reset stands between tenants: for one trust domain only.
+    #[arg(long)]
+    reuse_across_tenants: bool,
     /// File holding the bearer token clients must send (`Authorization: Bearer ...`).
     #[arg(long)]
     token_file: Option<PathBuf>,
@@ -173,7 +179,8 @@ fn start(args: ServeArgs) -> Result<u8, String> {
         .isolation(match args.isolation {
             IsolationArg::Reuse => Isolation::Reuse,
             IsolationArg::Fresh => Isolation::Fresh,
-        });
+        })
+        .reuse_across_tenants(args.reuse_across_tenants);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("pyward-serve")

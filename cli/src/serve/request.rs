@@ -60,7 +60,17 @@ pub struct JobOptions {
     /// false also skips the empty and all-NaN figure checks).
     #[serde(default)]
     pub describe_figures: Option<bool>,
+    /// The trust domain of the code (a user, a session, an API key; 1 to 128 printable
+    /// characters): a worker that ran one tenant's code never runs another's, and jobs of
+    /// one tenant reuse a warm worker. Without it the job is its own tenant: a process
+    /// that never ran a job, killed after it (unless the server runs with
+    /// `--reuse-across-tenants`).
+    #[schema(min_length = 1, max_length = 128)]
+    pub tenant: Option<String>,
 }
+
+/// Longest tenant name, in characters.
+const MAX_TENANT_CHARS: usize = 128;
 
 /// Code for the gate alone.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -296,6 +306,17 @@ fn apply_options(mut job: Job, options: JobOptions, limits: &Limits) -> Result<J
             )));
         }
         job = job.memory_limit(mib << 20);
+    }
+    if let Some(tenant) = options.tenant {
+        let printable = !tenant.is_empty()
+            && tenant.chars().count() <= MAX_TENANT_CHARS
+            && !tenant.chars().any(char::is_control);
+        if !printable {
+            return Err(Problem::malformed(format!(
+                "tenant: 1 to {MAX_TENANT_CHARS} printable characters"
+            )));
+        }
+        job = job.tenant(tenant);
     }
     if let Some(seed) = options.seed {
         let seed = u64::try_from(seed)
