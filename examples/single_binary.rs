@@ -15,9 +15,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .unwrap_or_else(|| "figure.png".into());
     let exec = pyward::Executor::builder().workers(1).build()?;
-    let outcome = exec.run(pyward::Job::new(
-        "x = np.linspace(0, 6.3, 200)\nplt.plot(x, np.sin(x))\nplt.savefig(OUT)",
-    ))?;
+    // A tenant keeps the worker warm after the job (without one, a job gets a process
+    // of its own, killed after it), so that it can be shown below.
+    let job =
+        pyward::Job::new("x = np.linspace(0, 6.3, 200)\nplt.plot(x, np.sin(x))\nplt.savefig(OUT)")
+            .tenant("example");
+    let outcome = exec.run(job)?;
     match &outcome.result {
         Ok(artifacts) => std::fs::write(&out, &artifacts[0].bytes)?,
         Err(failure) => return Err(failure.feedback().into()),

@@ -6,10 +6,12 @@ injects into the job's globals (and module proxies, never the modules themselves
 """
 
 import __future__
+import _string
 import builtins
 import contextvars
 import io
 import os
+import pathlib
 import random
 import sys
 import time
@@ -33,6 +35,7 @@ _PROXIES = {}         # id(module) -> proxy, so `np is np` holds across accesses
 _STATE_GUARD = None   # the state_guard module once it has its warm snapshot
 _DIAGNOSE = None      # the diagnose module: hints computed from a job's exception
 _FIGURES_MOD = None   # the figures module: what a saved figure shows
+_GUARDS = None        # the library_guards module: string engines, job-facing replacements
 _NOTES = None         # while a job runs: its saves, show() calls and figures drawn
 _WARM_CONTEXT = None  # context variables as warm-up left them
 _WARM_DECIMAL = None  # the decimal Context warm-up left, copied for each job
@@ -41,6 +44,60 @@ _MSG_CAP = 2000
 # Bytes of what a job writes to sys.stderr that go to the host with its answer (a
 # failure quotes the last STDERR_TAIL_CHARS of them, see src/outcome.rs).
 _JOB_STDERR_CAP = 16384
+
+
+# --- exact copies -----------------------------------------------------------------------
+#
+# A guard judges a name or a path that the job handed it, and the job may have handed it
+# an object of its own making: a `str` subclass whose `startswith`, `__contains__`,
+# `__eq__`, `__hash__`, `partition` or `__len__` answers what its author likes, an
+# `os.PathLike` whose `__fspath__` gives one path when judged and another when used, an
+# object whose `__class__` makes `isinstance` say `str`. So no guard asks the object:
+# each takes an exact copy first, made by the C code of the exact base type (`type()` is
+# the real type, `str.__str__` is str's own slot, not an override), judges the copy and
+# passes the copy on, so that what was judged is what is used (RestrictedPython's
+# `safer_getattr` checks `type(name) is str` for the same reason).
+
+def _exact_str(value):
+    """An exact `str` holding the text of `value` (a `str` or an instance of a `str`
+    subclass); None for anything else. No method of `value` runs."""
+    kind = type(value)
+    if kind is str:
+        return value
+    if issubclass(kind, str):
+        return str.__str__(value)
+    return None
+
+
+def _exact_bytes(value):
+    """An exact `bytes` holding the bytes of `value` (a `bytes` or an instance of a
+    `bytes` subclass); None for anything else. No method of `value` runs: bytes' own
+    slicing copies a subclass's data into a new exact object."""
+    kind = type(value)
+    if kind is bytes:
+        return value
+    if issubclass(kind, bytes):
+        return bytes.__getitem__(value, slice(None))
+    return None
+
+
+# pathlib's own concrete classes, exactly (not subclasses): their `__fspath__` is
+# pathlib's code, run once by `_plain_path`, whose result is copied again.
+_PATHLIB_TYPES = (pathlib.PurePosixPath, pathlib.PosixPath)
+
+
+def _plain_path(value):
+    """The text of a path argument as an exact `str` or `bytes`, or None when it is no
+    path a guard accepts: `str` and `bytes` (subclasses copied), and paths of pathlib's
+    own classes. Any other `os.PathLike` would run the job's `__fspath__`, whose answer
+    may differ between the guard's call and the library's: refused (None), never
+    called."""
+    text = _exact_str(value)
+    if text is None:
+        text = _exact_bytes(value)
+    if text is None and type(value) in _PATHLIB_TYPES:
+        text = _exact_str(os.fspath(value))
+    return text
 
 
 # --- module access ----------------------------------------------------------------------
@@ -74,9 +131,17 @@ _GETATTR_REFUSED = frozenset({
 
 
 def _attribute_refusal(name):
-    """Why job code may not reach attribute `name` by string; None when it may."""
-    if not isinstance(name, str):
-        return None  # getattr itself raises the TypeError
+    """Why job code may not reach attribute `name` by string; None when it may.
+
+    Only an exact `str` is judged: an instance of a `str` subclass is refused (its
+    `startswith` or `__eq__` would be judging itself, and passed on it would meet the
+    attribute tables through its own `__hash__` and `__eq__`); callers that accept one
+    judge and use its exact copy (`_attribute_name`). Anything else is no name at all
+    and None is returned: getattr raises its own TypeError, calling no method of it."""
+    if type(name) is not str:
+        if issubclass(type(name), str):
+            return "an attribute name must be a plain str, not an instance of a str subclass"
+        return None
     if name.startswith('_'):
         return "names that begin with '_' are interpreter or library internals"
     if name in _RULES['banned_attributes']:
@@ -88,26 +153,164 @@ def _attribute_refusal(name):
     return None
 
 
-def _check_attribute(builtin, name):
-    """Raises PermissionError (which a getattr default does not swallow) when job code
-    may not reach attribute `name` through `builtin`."""
-    why = _attribute_refusal(name)
+def _attribute_name(builtin, name):
+    """The name `builtin` may use for attribute `name`: its exact `str` copy, judged.
+    Raises PermissionError (which a getattr default does not swallow) when job code may
+    not reach it. A value that is no `str` at all is returned as it is: the builtin
+    refuses it with its own TypeError without calling any method of it."""
+    text = _exact_str(name)
+    if text is None:
+        return name
+    why = _attribute_refusal(text)
     if why is not None:
-        raise PermissionError(f"{builtin}(..., {name!r}) is not allowed in this sandbox: {why}; "
+        raise PermissionError(f"{builtin}(..., {text!r}) is not allowed in this sandbox: {why}; "
                               "use the documented public API")
+    return text
 
 
 def _curated_getattr(obj, name, *default):
     """`getattr` for job code: the gate's attribute rules, applied at run time to a name
-    that may not be a constant (RestrictedPython's `safer_getattr` does the same)."""
-    _check_attribute('getattr', name)
-    return getattr(obj, name, *default)
+    that may not be a constant (RestrictedPython's `safer_getattr` does the same), and
+    to the exact copy of it that the lookup then uses."""
+    return getattr(obj, _attribute_name('getattr', name), *default)
 
 
 def _curated_hasattr(obj, name):
     """`hasattr` for job code, with the rules of the curated `getattr`."""
-    _check_attribute('hasattr', name)
-    return hasattr(obj, name)
+    return hasattr(obj, _attribute_name('hasattr', name))
+
+
+# --- format fields -----------------------------------------------------------------------
+#
+# `'{0.__class__}'.format(x)` is getattr by string: each `.name` step of a replacement
+# field reads that attribute of the argument, and `{0.__globals__[os].environ}` prints
+# what it finds. The gate refuses such fields in the literals it sees; a format string
+# built at run time (`chr(46)`, `'_' * 2`) or handed to a library that formats with it
+# (`StrMethodFormatter`, `bar_label(fmt=...)`) is judged here, when it is used. The
+# worker replaces `str.format` and `str.format_map` in the `str` type itself with the
+# two functions below (`STR_METHODS`, installed by src/worker/cpython.rs after
+# warm-up), so every caller, job or library, goes through them. Each field's attribute
+# steps meet the curated getattr's rules (`_attribute_refusal`), nested fields in
+# format specs included, except the dunders the gate lets a job read too, which hold
+# plain strings (`{cls.__name__}`, as matplotlib's own error messages write it); index
+# steps (`{0[key]}`) read items, not attributes, and pass. The fields are parsed by the same C parser `str.format` uses
+# (`_string.formatter_parser`) from the exact copy of the format string, and that copy
+# is what is formatted. `string.Formatter`, which jobs cannot reach (a banned
+# attribute) but libraries use (matplotlib's `StrMethodFormatter`), resolves fields in
+# its own `get_field`, wrapped with the same rules (`_install_formatter_check`).
+# `format(value, spec)` has no fields (a spec is no field name).
+
+_STR_FORMAT = str.format
+_STR_FORMAT_MAP = str.format_map
+# Verdicts on format strings seen before (exact str keys, short strings only): tick
+# labels format the same few strings thousands of times.
+_FORMAT_VERDICTS = {}
+_FORMAT_VERDICTS_MAX = 4096
+_FORMAT_VERDICT_TEXT_MAX = 256
+
+
+def _format_refusal(text, depth=0):
+    """Why the exact format string `text` may not be used; None when it may."""
+    if depth > 2:
+        return None  # str.format refuses deeper nesting itself
+    try:
+        parsed = list(_string.formatter_parser(text))
+    except ValueError:
+        return None  # malformed: str.format raises the same error itself
+    for _literal, field, spec, _conversion in parsed:
+        if field is None:
+            continue
+        why = _field_refusal(field)
+        if why is not None:
+            return why
+        if spec:
+            why = _format_refusal(spec, depth + 1)
+            if why is not None:
+                return why
+    return None
+
+
+def _check_format(text, method):
+    """Raises PermissionError when the exact format string `text` reads an attribute
+    the curated getattr would refuse."""
+    if '.' not in text:
+        return  # every attribute step is written with a '.'
+    why = _FORMAT_VERDICTS.get(text, _ABSENT)
+    if why is _ABSENT:
+        why = _format_refusal(text)
+        if len(text) <= _FORMAT_VERDICT_TEXT_MAX:
+            if len(_FORMAT_VERDICTS) >= _FORMAT_VERDICTS_MAX:
+                _FORMAT_VERDICTS.clear()
+            _FORMAT_VERDICTS[text] = why
+    if why is not None:
+        raise PermissionError(f"str.{method}() is not allowed in this sandbox here: {why}; "
+                              "use plain fields such as '{}' or '{:.2f}', or an f-string")
+
+
+def _checked_format(self, /, *args, **kwargs):
+    text = _exact_str(self)
+    if text is None:
+        return _STR_FORMAT(self, *args, **kwargs)  # raises str.format's own TypeError
+    _check_format(text, 'format')
+    return _STR_FORMAT(text, *args, **kwargs)
+
+
+def _checked_format_map(self, /, *args, **kwargs):
+    text = _exact_str(self)
+    if text is None:
+        return _STR_FORMAT_MAP(self, *args, **kwargs)
+    _check_format(text, 'format_map')
+    return _STR_FORMAT_MAP(text, *args, **kwargs)
+
+
+def _field_refusal(field_name):
+    """Why one replacement field (`0.x[k].y`) may not be resolved; None when it may."""
+    try:
+        _first, rest = _string.formatter_field_name_split(field_name)
+        steps = list(rest)
+    except ValueError:
+        return None  # the formatter raises the same error itself
+    for is_attribute, key in steps:
+        if is_attribute and key not in _RULES['allowed_dunder_reads']:
+            why = _attribute_refusal(key)
+            if why is not None:
+                return f"the field {{{_truncate(field_name, 80)}}} reads attribute {_truncate(key, 80)!r}: {why}"
+    return None
+
+
+def _install_formatter_check():
+    """`string.Formatter` resolves fields in Python, with the real getattr, in
+    `get_field`: jobs cannot reach the class (a banned attribute), but libraries format
+    job strings with it (matplotlib's `StrMethodFormatter` formats its `fmt` through a
+    `string.Formatter` subclass). Its `get_field` is wrapped once, at warm-up (before the
+    state guard's snapshot), with the field rules of `str.format`, judged on the exact
+    copy of the field name that it then resolves."""
+    import string
+    stock = string.Formatter.get_field
+
+    def get_field(self, field_name, args, kwargs):
+        text = _exact_str(field_name)
+        if text is None:
+            return stock(self, field_name, args, kwargs)  # raises its own TypeError
+        why = _field_refusal(text)
+        if why is not None:
+            raise PermissionError(f"string.Formatter is not allowed in this sandbox here: {why}; "
+                                  "use plain fields such as '{x}' or '{x:.2f}'")
+        return stock(self, text, args, kwargs)
+
+    get_field.__doc__ = stock.__doc__
+    get_field.__wrapped__ = stock
+    string.Formatter.get_field = get_field
+
+
+for _checked, _stock in ((_checked_format, _STR_FORMAT), (_checked_format_map, _STR_FORMAT_MAP)):
+    _checked.__name__ = _stock.__name__
+    _checked.__qualname__ = _stock.__qualname__
+    _checked.__doc__ = _stock.__doc__
+del _checked, _stock
+
+# What the worker puts into the `str` type after warm-up (name -> function).
+STR_METHODS = {'format': _checked_format, 'format_map': _checked_format_map}
 
 
 def _future_placeholder(fromlist):
@@ -121,7 +324,27 @@ def _future_placeholder(fromlist):
 
 def _refuse_import(name):
     allowed = ', '.join(sorted(_RULES['allowed_modules']))
+    if type(name) is not str:  # never formatted: its repr would be the job's code
+        raise ImportError(f"a module name must be a plain str; allowed modules: {allowed}")
     raise ImportError(f"import of {name!r} is not allowed in this sandbox; allowed modules: {allowed}")
+
+
+def _import_names(fromlist):
+    """The names of an import's fromlist as a tuple of exact `str` copies (`None`: no
+    names). The import statement passes None or a tuple of names, C code an empty
+    list; anything else (a generator, a list subclass whose `__iter__` is the job's) is
+    refused before it is iterated, and so is any name that is not a `str`."""
+    if fromlist is None:
+        return ()
+    if type(fromlist) is not tuple and type(fromlist) is not list:
+        raise ImportError("an import's fromlist must be a tuple of names")
+    names = []
+    for item in tuple(fromlist):
+        text = _exact_str(item)
+        if text is None:
+            raise ImportError("an import's fromlist must hold plain str names")
+        names.append(text)
+    return tuple(names)
 
 
 def _module_top(value):
@@ -179,7 +402,8 @@ def _sample_data(fname, asfileobj=True):
     (the stock function accepts any path, absolute ones included)."""
     import matplotlib
     import matplotlib.cbook as cbook
-    if not isinstance(fname, str) or '\x00' in fname:
+    fname = _exact_str(fname)
+    if fname is None or '\x00' in fname:
         raise TypeError("get_sample_data: expected a file name such as 'goog.npz'")
     root = os.path.realpath(os.path.join(matplotlib.get_data_path(), 'sample_data'))
     path = os.path.realpath(os.path.join(root, fname))
@@ -215,6 +439,12 @@ class _ModuleProxy:
     def __getattr__(self, name):
         module = object.__getattribute__(self, '_pyward_module')
         members = object.__getattribute__(self, '_pyward_members')
+        # Judged and looked up as its exact copy (see _exact_str): a str subclass would
+        # answer `startswith` itself and meet the module's dict through its own
+        # `__hash__` and `__eq__`.
+        name = _exact_str(name)
+        if name is None:
+            raise TypeError("attribute name must be a plain str")
         if name.startswith('_') or name in _RULES['banned_attributes']:
             raise AttributeError(f"{module.__name__}.{name} is not available in this sandbox")
         if members is not None:
@@ -232,6 +462,11 @@ class _ModuleProxy:
             # context's).
             raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}",
                                  name=name, obj=self)
+        # A library function replaced for jobs (python/library_guards.py): pd.eval
+        # checked, np.load without pickles, host details not shown.
+        replacement = _GUARDS.JOB_FACING.get(id(value)) if _GUARDS is not None else None
+        if replacement is not None:
+            return replacement
         if isinstance(value, types.ModuleType):
             return _proxy(value)
         if _gives_capability(value):
@@ -262,6 +497,9 @@ def _proxy(module):
         raise AttributeError(f"module {module.__name__!r} is not available in this sandbox")
     proxy = _PROXIES.get(id(module))
     if proxy is None:
+        if _GUARDS is not None:
+            # A library imported on first use gets its guards before the job sees it.
+            _GUARDS.on_module_view(module.__name__)
         members = _RULES['module_members'].get(module.__name__)
         proxy = _PROXIES[id(module)] = _ModuleProxy(module, members)
     return proxy
@@ -280,25 +518,34 @@ def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
     already loaded; nothing outside the allowlist is newly imported this way. Job code
     could make such a call only by reaching `__import__` itself, which the gate refuses
     (dunder name); the audit hook and the kernel hold either way.
+
+    Every argument is judged as an exact copy and the copy is what the real import gets
+    (see `_exact_str`): the module name, each fromlist name, and `level`, which must be
+    exactly an `int` (an `int` subclass's `__bool__` could say 0 while its value says 1).
     """
+    text = _exact_str(name)
+    if text is None:
+        _refuse_import(name)
+    if type(level) is not int:
+        raise ImportError("an import's level must be a plain int")
     if type(fromlist) is list and not fromlist and not level:
-        if not isinstance(name, str) or (
-                name.partition('.')[0] not in _RULES['allowed_modules'] and name not in sys.modules):
-            _refuse_import(name)
-        return _REAL_IMPORT(name, globals, locals, fromlist, level)
+        if text.partition('.')[0] not in _RULES['allowed_modules'] and text not in sys.modules:
+            _refuse_import(text)
+        # Level 0: the globals name no package and are not needed.
+        return _REAL_IMPORT(text, None, None, [], 0)
     if level:
         raise ImportError("relative imports are not allowed in this sandbox")
-    if name == '__future__' and fromlist and all(
-            isinstance(f, str) and f in __future__.all_feature_names for f in fromlist):
-        return _future_placeholder(fromlist)
-    if not isinstance(name, str) or not _module_allowed(name):
-        _refuse_import(name)
-    for item in fromlist or ():
+    names = _import_names(fromlist)
+    if text == '__future__' and names and all(f in __future__.all_feature_names for f in names):
+        return _future_placeholder(names)
+    if not _module_allowed(text):
+        _refuse_import(text)
+    for item in names:
         if item == '*':
             raise ImportError("'from ... import *' is not allowed in this sandbox")
-        if not _module_allowed(f"{name}.{item}"):
-            _refuse_import(f"{name}.{item}")
-    module = _REAL_IMPORT(name, None, None, fromlist, 0)
+        if not _module_allowed(f"{text}.{item}"):
+            _refuse_import(f"{text}.{item}")
+    module = _REAL_IMPORT(text, None, None, names, 0)
     return _proxy(module)
 
 
@@ -324,6 +571,10 @@ class _ImportedOnUse:
         object.__setattr__(self, '_pyward_view', None)
 
     def __getattr__(self, name):
+        # The exact copy, before the real getattr meets the view's own slots with it.
+        name = _exact_str(name)
+        if name is None:
+            raise TypeError("attribute name must be a plain str")
         view = object.__getattribute__(self, '_pyward_view')
         if view is None:
             view = _import_dotted(object.__getattribute__(self, '_pyward_target'))
@@ -384,7 +635,10 @@ def _on_use(table):
 # --- reading inputs ---------------------------------------------------------------------
 
 def _inside_src(rel, what):
-    if not isinstance(rel, str) or '\x00' in rel:
+    """The real path of `rel` inside SRC, judged on the exact copy of `rel` (a `str`
+    subclass's `__contains__`, `split` or `startswith` would otherwise judge itself)."""
+    rel = _exact_str(rel)
+    if rel is None or '\x00' in rel:
         raise ValueError(f"{what}: expected a file name relative to SRC, such as 'data.csv'")
     parts = rel.replace('\\', '/').split('/')
     if os.path.isabs(rel) or '..' in parts:
@@ -398,14 +652,17 @@ def _inside_src(rel, what):
 def srcpath(name):
     """Absolute path of the input file `name` (relative to SRC); refuses to leave SRC."""
     path = _inside_src(name, 'srcpath')
+    name = _exact_str(name)  # a str: _inside_src refused anything else
     if not os.path.exists(path):
         raise FileNotFoundError(f"no input named {name!r}; the inputs are: {walkfiles()}")
     return path
 
 
 def listdir(sub=''):
-    """Sorted names in SRC (or in the subdirectory `sub` of SRC)."""
-    return sorted(os.listdir(_inside_src(sub, 'listdir') if sub else _SRC_REAL))
+    """Sorted names in SRC (or in the subdirectory `sub` of SRC). `sub` is judged as
+    its exact copy: its own `__bool__` or `__len__` does not decide what is listed."""
+    text = '' if sub is None else _exact_str(sub)
+    return sorted(os.listdir(_inside_src(sub, 'listdir') if text != '' else _SRC_REAL))
 
 
 def walkfiles():
@@ -422,22 +679,39 @@ def walkfiles():
 _REAL_OPEN = builtins.open
 
 
-def _guarded_open(file, mode='r', *args, **kwargs):
+def _guarded_open(file, mode='r', buffering=-1, encoding=None, errors=None, newline=None,
+                  closefd=True, opener=None):
     """`open` for C code that looks it up in the job's builtins.
 
     numpy's `fromfile` and `ndarray.tofile` find `open` through the builtins of the
     current frame, which are the job's. The gate refuses `open` in job code itself; this
     one serves numpy, reading only inside SRC, out/ and tmp/, writing only out/ and tmp/.
+
+    The path and the mode are judged as exact copies (`_plain_path`, `_exact_str`) and
+    the file opened is the real path that was judged: a lying `str` subclass, a second
+    answer of `__fspath__` or a mode whose `__contains__` hides a 'w' cannot differ
+    between the check and the open. A descriptor (an integer, `__index__`) is no path,
+    and so is a job's own `os.PathLike`. `opener` and `closefd=False` are refused: an
+    opener returns a descriptor of its choosing (numpy passes neither).
     """
-    if isinstance(file, int):
-        raise PermissionError("opening file descriptors is not allowed in this sandbox")
-    path = os.path.realpath(os.fspath(file))
+    path = _plain_path(file)
+    if path is None:
+        raise PermissionError("open: only a plain str path is allowed in this sandbox (no file "
+                              "descriptors, no path-like objects of your own); read inputs "
+                              "through srcpath('name') and write to OUT")
+    mode = _exact_str(mode)
+    if mode is None:
+        raise TypeError("open: mode must be a plain str such as 'r' or 'wb'")
+    if opener is not None or closefd is not True:
+        raise PermissionError("open: opener and closefd are not allowed in this sandbox")
+    path = os.fsdecode(path)
+    real = os.path.realpath(path)
     writing = any(c in mode for c in 'wax+')
     roots = (_OUT_REAL, _TMP_REAL) if writing else (_SRC_REAL, _OUT_REAL, _TMP_REAL)
-    if not any(path == r or path.startswith(r + os.sep) for r in roots):
+    if not any(real == r or real.startswith(r + os.sep) for r in roots):
         what = 'writing' if writing else 'reading'
-        raise PermissionError(f"{what} {os.fspath(file)!r} is not allowed; read inputs through srcpath('name') and write to OUT")
-    return _REAL_OPEN(file, mode, *args, **kwargs)
+        raise PermissionError(f"{what} {path!r} is not allowed; read inputs through srcpath('name') and write to OUT")
+    return _REAL_OPEN(real, mode, buffering, encoding, errors, newline)
 
 
 # --- what the job did with its figures ----------------------------------------------------
@@ -448,12 +722,10 @@ def _guarded_open(file, mode='r', *args, **kwargs):
 
 def _note_save(figure, fname):
     notes = _NOTES
-    if notes is None or not isinstance(fname, (str, os.PathLike)):
+    if notes is None or type(fname) is not str:
         return  # outside a job, or a file object: nothing to say about a path
     try:
-        path = os.fspath(fname)
-        if not isinstance(path, str):
-            return
+        path = fname  # an exact str: see _save_target
         real = os.path.realpath(path)
         in_out = os.path.dirname(real) == _OUT_REAL
         notes['saved_ids'].add(id(figure))
@@ -531,22 +803,36 @@ def _memory_target(figure, fname, kwargs):
     for a path: `format=`, else the extension, else rcParams['savefig.format'], which
     matplotlib then appends to the name.
     """
-    if _FIGURES is None or not isinstance(fname, (str, os.PathLike)):
-        return None
-    path = os.fspath(fname)
-    if not isinstance(path, str) or os.path.dirname(os.path.realpath(path)) != _OUT_REAL:
+    if _FIGURES is None or type(fname) is not str:
+        return None  # a file object or bytes; a path is an exact str (see _save_target)
+    path = fname
+    if os.path.dirname(os.path.realpath(path)) != _OUT_REAL:
         return None
     import matplotlib
     name = os.path.basename(path)
     ext = os.path.splitext(name)[1][1:].lower()
-    fmt = kwargs.get('format') or ext or matplotlib.rcParams['savefig.format']
-    if not isinstance(fmt, str) or fmt.lower() not in figure.canvas.get_supported_filetypes():
+    # Exact copies: `format=` is one already (savefig), an rcParams value may be a job's.
+    fmt = _exact_str(kwargs.get('format') or ext or matplotlib.rcParams['savefig.format'])
+    if fmt is None or fmt.lower() not in figure.canvas.get_supported_filetypes():
         return None  # stock savefig raises its own error
     if _MEMORY_FORMATS is not None and fmt.lower() not in _MEMORY_FORMATS:
         return None
     if not ext and kwargs.get('format') is None:
         name = f'{name}.{fmt}'
     return name, fmt.lower()
+
+
+def _save_target(fname):
+    """What a save writes to, as the notes, the memory target and matplotlib will all
+    see it: a path as its exact copy (`_plain_path`), a file object as it is. A path-like
+    object of the job's own is refused: its `__fspath__` could name one file to the
+    checks and another to the writer."""
+    path = _plain_path(fname)
+    if path is not None:
+        return path
+    if issubclass(type(fname), os.PathLike):
+        raise TypeError("savefig: pass the file name as a str, such as OUT or 'name.png'")
+    return fname
 
 
 def _install_memory_savefig():
@@ -562,6 +848,12 @@ def _install_memory_savefig():
 
     def savefig(self, fname, **kwargs):
         global _RAW_CAPTURE
+        fname = _save_target(fname)
+        if kwargs.get('format') is not None:
+            fmt = _exact_str(kwargs['format'])
+            if fmt is None:
+                raise TypeError("savefig: format must be a plain str such as 'png'")
+            kwargs['format'] = fmt
         _note_save(self, fname)
         target = _memory_target(self, fname, kwargs)
         if target is None:
@@ -629,11 +921,11 @@ def _install_raw_png():
 
 def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_render_once=None,
             state_guard=None, one_shot=False, preload_loadmat=True, diagnose=None,
-            figures=None, text_metrics=None):
+            figures=None, text_metrics=None, library_guards=None):
     """Imports the scientific stack, renders one figure, freezes the warm state."""
     global _RULES, _SRC, _OUT, _TMP, _SRC_REAL, _OUT_REAL, _TMP_REAL, _JOB_BUILTINS, _INJECTED, _INJECTED_ON_USE, _SAVED_WARNINGS
     global _CAPABILITY_IDS, _CAPABILITY_EXEMPT, _STATE_GUARD, _WARM_CONTEXT, _WARM_DECIMAL
-    global _DIAGNOSE, _FIGURES_MOD
+    global _DIAGNOSE, _FIGURES_MOD, _GUARDS
     _DIAGNOSE, _FIGURES_MOD = diagnose, figures
     _RULES = {
         'allowed_modules': frozenset(rules['allowed_modules']),
@@ -642,6 +934,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
         'banned_attributes': frozenset(rules['banned_attributes']),
         'banned_builtins': frozenset(rules['banned_builtins']),
         'banned_attribute_prefixes': tuple(rules.get('banned_attribute_prefixes', ())),
+        'allowed_dunder_reads': frozenset(rules.get('allowed_dunder_reads', ())),
         # Builtins are refused by name (banned_builtins), never wholesale: `str` and
         # `int` are no capability.
         'capability_modules': frozenset(m.lstrip('_') for m in rules['capability_modules'])
@@ -675,6 +968,16 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     _install_memory_savefig()
     _install_raw_png()
     _install_figure_notes()
+    _install_formatter_check()
+    # Library functions that would act for the job with a reach of their own (pandas'
+    # expression engine, string dispatch, np.load's pickles, host details, backends
+    # imported by name): checked versions, before the state guard's snapshot. See
+    # python/library_guards.py.
+    if library_guards is not None:
+        library_guards.configure(_exact_str, _attribute_refusal, _module_allowed,
+                                 (_ModuleProxy, _ImportedOnUse))
+        library_guards.install()
+        _GUARDS = library_guards
     # On SIGUSR1 (sent by the supervisor when a job's deadline passes, just before the
     # kill) the main thread's Python stack goes to stderr, written by a C signal
     # handler: the timeout's feedback then says which line and loop were running.
@@ -726,6 +1029,10 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
 
     _CAPABILITY_IDS, _CAPABILITY_EXEMPT = _collect_capability_ids(rules['capability_exempt'])
     _INJECTED, _INJECTED_ON_USE = _injected_globals(rules['injected'])
+    if _GUARDS is not None:
+        # After the capability identities are collected from them, before the state
+        # guard's snapshot of sys.modules (src/worker/audit.rs: UNIMPORTABLE).
+        _GUARDS.seal(rules.get('unimportable', ()), rules.get('unimportable_kept', ()))
 
     if state_guard is not None:
         state_guard.snapshot(_module_allowed, skip=[matplotlib.rcParams])
@@ -766,6 +1073,14 @@ def _try_render_once(module, action):
         except Exception:
             pass
         return reason
+
+
+def close_imports():
+    """Right before the audit hook is armed (src/worker/mod.rs): the modules nothing
+    imports from now on leave sys.modules again and a finder refusing them heads
+    sys.meta_path (python/library_guards.py)."""
+    if _GUARDS is not None:
+        _GUARDS.close_imports()
 
 
 def release_files():
@@ -850,8 +1165,10 @@ class _CappedText(io.TextIOBase):
         return True
 
     def write(self, s):
-        if not isinstance(s, str):
-            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        # The exact copy: a str subclass's `__len__` or `isascii` must not size the cap.
+        s = _exact_str(s)
+        if s is None:
+            raise TypeError("write() argument must be str")
         # Lone surrogates (which UTF-8 cannot carry) count as the '?' they become.
         data = None if s.isascii() else s.encode('utf-8', 'replace')
         size = len(s) if data is None else len(data)
@@ -874,6 +1191,11 @@ class _CappedText(io.TextIOBase):
 
 
 def _truncate(text, cap=_MSG_CAP):
+    """At most `cap` characters of `text`, measured on its exact copy: an exception's
+    `str()` is the job's, and may be a `str` subclass whose `__len__` says 0."""
+    text = _exact_str(text)
+    if text is None:
+        return '<not text>'
     return text if len(text) <= cap else text[:cap] + '... [truncated]'
 
 
@@ -895,7 +1217,7 @@ def _describe(exc, code):
         message = '<unprintable exception>'
     explained = _DIAGNOSE.explain(exc, code) if _DIAGNOSE is not None else {}
     # numpy's _ArrayMemoryError and friends: the supervisor knows MemoryError.
-    type_name = 'MemoryError' if isinstance(exc, MemoryError) else type(exc).__name__
+    type_name = 'MemoryError' if isinstance(exc, MemoryError) else _truncate(type(exc).__name__, 200)
     return {
         'type_name': type_name,
         'message': _truncate(explained.get('message') or message),

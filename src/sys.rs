@@ -298,6 +298,26 @@ pub(crate) fn close_stray(fd: RawFd) {
     unsafe { libc::close(fd) };
 }
 
+/// Which file an open descriptor of this process is (`st_dev`, `st_ino` of fstat(2)),
+/// whether it is a regular file opened read-only (not `O_PATH`). `EBADF` when `fd` is
+/// not open. Reads only; the descriptor is not touched.
+pub(crate) fn descriptor_file(fd: RawFd) -> io::Result<(u64, u64, bool)> {
+    let (kind, flags) = descriptor_kind(fd)?;
+    // SAFETY: fstat(2) writes into a zeroed struct we own; it does not change the
+    // descriptor, whoever owns it.
+    let st = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        st
+    };
+    let read_only = kind == libc::S_IFREG
+        && flags & libc::O_ACCMODE == libc::O_RDONLY
+        && flags & libc::O_PATH == 0;
+    Ok((st.st_dev, st.st_ino, read_only))
+}
+
 /// dup2(2): `to` becomes a copy of `from` (an open descriptor of this process); a
 /// descriptor open at `to` is closed first. `to` stays owned by whoever owns it.
 pub(crate) fn dup2(from: RawFd, to: RawFd) -> io::Result<()> {

@@ -926,10 +926,24 @@ fn the_page_is_open_and_strict_and_the_run_records_replay_behind_the_token() {
         "identical"
     );
 
-    // The pool view: the stats and the latency of the /metrics histograms.
-    let pool = server.fetch("/v1/pool").json();
+    // The pool view: the stats and the latency of the /metrics histograms. The replay
+    // had no tenant, so its worker was killed after it and a fresh one is forked
+    // while the answer goes back: wait for it.
+    let started = std::time::Instant::now();
+    let pool = loop {
+        let pool = server.fetch("/v1/pool").json();
+        let workers = pool["stats"]["workers"].as_array().unwrap().len();
+        if workers == 1 || started.elapsed() > std::time::Duration::from_secs(20) {
+            break pool;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
     assert_eq!(pool["ready"], true);
-    assert_eq!(pool["stats"]["workers"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        pool["stats"]["workers"].as_array().unwrap().len(),
+        1,
+        "{pool}"
+    );
     let total = &pool["latency_ms"]["total"];
     assert_eq!(total["count"].as_u64(), Some(2), "{pool}");
     assert!(total["p50"].as_f64().unwrap() > 0.0, "{pool}");

@@ -1029,6 +1029,7 @@ impl Policy {
                 .iter()
                 .map(|(n, t)| (n.clone(), t.clone()))
                 .collect(),
+            allowed_dunder_reads: self.allowed_dunder_reads.iter().cloned().collect(),
             capability_exempt: CAPABILITY_EXEMPT
                 .iter()
                 .map(|(n, _)| n.to_string())
@@ -1168,6 +1169,12 @@ pub struct RuntimeRules {
     /// empty for the prelude's own helpers).
     #[serde(default)]
     pub injected: Vec<(String, String)>,
+    /// Dunder attributes that hold plain strings (`__name__`, `__doc__`, ...): the
+    /// gate's `allowed_dunder_reads`. A replacement field of a format string may read
+    /// these (`'{cls.__name__}'`, in matplotlib's own error messages); every other `_`
+    /// name is refused there, as by the curated `getattr`.
+    #[serde(default)]
+    pub allowed_dunder_reads: Vec<String>,
 }
 
 /// Looks up the documented reason for a banned name, builtin or attribute.

@@ -60,6 +60,12 @@ pub enum Rule {
     BannedKeyword,
     /// Syntax the gate does not support (async, `except*`, type parameters).
     UnsupportedSyntax,
+    /// A class that answers for a string: a subclass of `str`, `bytes` or another string
+    /// type with behaviour of its own (a method, a mixin, a computed member), an
+    /// attribute stored on one or named like a string method, or a class whose base is
+    /// computed at run time and could be one. Run-time guards judge names; a name whose
+    /// class answers `startswith` or `__eq__` for itself would judge itself.
+    StringClass,
 }
 
 impl Rule {
@@ -86,6 +92,7 @@ impl Rule {
             Rule::RegistryMutation => "registry-mutation",
             Rule::BannedKeyword => "banned-keyword",
             Rule::UnsupportedSyntax => "unsupported-syntax",
+            Rule::StringClass => "string-class",
         }
     }
 }
@@ -298,6 +305,7 @@ impl Section {
                     | Rule::RestrictedBuiltin
                     | Rule::UnsupportedSyntax
                     | Rule::FormatTraversal
+                    | Rule::StringClass
             ),
         }
     }

@@ -20,6 +20,14 @@
 //!   `os.spawn*`, `os.fork*`), signalling (`os.kill*`), sockets (`socket.*`), foreign
 //!   calls (`ctypes.*`), unpickling and unmarshalling, heap walking (`gc.get_*`),
 //!   memory maps, and new audit hooks;
+//! - importing any module of [`UNIMPORTABLE`] (the `import` event, raised for every
+//!   module the import statement or `__import__` loads): from the job's frame or a
+//!   library's, it is refused as a missing module is (`ModuleNotFoundError`), so that
+//!   libraries importing optionally carry on. An import of a loaded module raises no
+//!   event: the worker takes these modules out of `sys.modules` after warm-up (but the
+//!   few allowed libraries import again, [`AtWarmUp::Kept`]) and puts a finder refusing
+//!   them at the head of `sys.meta_path` (`importlib.import_module` raises no event
+//!   either): see `python/library_guards.py`;
 //!
 //! and, when the innermost Python frame is the job's own code (`<job>`): `compile`,
 //! `exec`, unmarshalling, creating code or function objects, frame access (`sys._getframe`), tracing
@@ -37,6 +45,8 @@ use std::sync::OnceLock;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyInt, PyString, PyTuple};
+
+use super::cpython::Refusal;
 
 /// Paths the armed hook lets the process open.
 #[derive(Debug, Default)]
@@ -78,6 +88,142 @@ pub fn arm(mut roots: Roots) {
 enum Decision {
     Allow,
     Deny(String),
+    /// An import refused: the caller gets `ModuleNotFoundError`.
+    DenyImport(String),
+}
+
+/// What becomes of a module of [`UNIMPORTABLE`] at warm-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AtWarmUp {
+    /// Taken out of `sys.modules` if loaded: no allowed library imports it again, so any
+    /// later import is a fresh load, refused.
+    Sealed,
+    /// Loaded by warm-up and left in `sys.modules`: allowed libraries import it at
+    /// module level when a job first imports them (scipy.stats, scipy.ndimage and
+    /// scipy.io.arff: ctypes; numpy.ctypeslib, which scipy.stats loads: _ctypes;
+    /// scipy.io and pandas: platform; Pillow's plugins: subprocess;
+    /// importlib.metadata: socket), and an import of a loaded module raises no event.
+    /// The worker's `__import__` and `importlib.import_module` refuse it to everyone
+    /// but code running for the import of a library module (python/library_guards.py);
+    /// no module view reaches it (the views refuse modules outside the allowlist); and
+    /// its powers are refused call by call (`ctypes.*`, `socket.*`, `subprocess.Popen`
+    /// above; `socket`, `execve`, `fork` by seccomp).
+    Kept,
+}
+
+/// Modules nothing in a worker loads once the hook is armed (top-level names: their
+/// submodules go with them), whoever asks: the job, or a library frame reached through
+/// a gadget (pandas' plotting backend loader, matplotlib's backend registry, a callback
+/// that calls `__import__`). See [`AtWarmUp`] for the few that stay loaded. `mmap` is
+/// not in the list: numpy's `memmap` and Pillow import it in their functions, and its one
+/// power, a map (`mmap.__new__`), is refused for everyone above.
+pub(crate) const UNIMPORTABLE: &[(&str, AtWarmUp, &str)] = &[
+    ("ctypes", AtWarmUp::Kept, "foreign calls and raw memory"),
+    ("_ctypes", AtWarmUp::Kept, "foreign calls and raw memory"),
+    (
+        "_ctypes_test",
+        AtWarmUp::Sealed,
+        "foreign calls and raw memory",
+    ),
+    ("subprocess", AtWarmUp::Kept, "starts programs"),
+    (
+        "_posixsubprocess",
+        AtWarmUp::Sealed,
+        "starts programs (fork_exec raises no audit event)",
+    ),
+    ("multiprocessing", AtWarmUp::Sealed, "starts processes"),
+    ("_multiprocessing", AtWarmUp::Sealed, "starts processes"),
+    (
+        "_posixshmem",
+        AtWarmUp::Sealed,
+        "shared memory between processes",
+    ),
+    ("pty", AtWarmUp::Sealed, "spawns a shell"),
+    ("tty", AtWarmUp::Sealed, "terminal control"),
+    ("termios", AtWarmUp::Sealed, "terminal control"),
+    ("socket", AtWarmUp::Kept, "network access"),
+    ("_socket", AtWarmUp::Sealed, "network access"),
+    ("ssl", AtWarmUp::Sealed, "network access"),
+    ("_ssl", AtWarmUp::Sealed, "network access"),
+    ("select", AtWarmUp::Sealed, "descriptor polling"),
+    ("selectors", AtWarmUp::Sealed, "descriptor polling"),
+    ("fcntl", AtWarmUp::Sealed, "descriptor control"),
+    ("resource", AtWarmUp::Sealed, "the worker's limits"),
+    (
+        "signal",
+        AtWarmUp::Sealed,
+        "the worker's signal handlers, signals to other processes",
+    ),
+    (
+        "_signal",
+        AtWarmUp::Sealed,
+        "the worker's signal handlers, signals to other processes",
+    ),
+    (
+        "faulthandler",
+        AtWarmUp::Sealed,
+        "writes tracebacks to any descriptor",
+    ),
+    (
+        "platform",
+        AtWarmUp::Kept,
+        "host details (uname, libc, processor)",
+    ),
+    (
+        "_xxsubinterpreters",
+        AtWarmUp::Sealed,
+        "runs source in another interpreter",
+    ),
+    (
+        "_xxinterpchannels",
+        AtWarmUp::Sealed,
+        "channels between interpreters",
+    ),
+    ("_testcapi", AtWarmUp::Sealed, "interpreter test hooks"),
+    (
+        "_testinternalcapi",
+        AtWarmUp::Sealed,
+        "interpreter test hooks",
+    ),
+    ("_testbuffer", AtWarmUp::Sealed, "interpreter test hooks"),
+    (
+        "_testmultiphase",
+        AtWarmUp::Sealed,
+        "interpreter test hooks",
+    ),
+    (
+        "code",
+        AtWarmUp::Sealed,
+        "evaluates strings (interactive interpreter)",
+    ),
+    ("codeop", AtWarmUp::Sealed, "compiles strings"),
+    ("pdb", AtWarmUp::Sealed, "debugger: evaluates strings"),
+    ("bdb", AtWarmUp::Sealed, "debugger: evaluates strings"),
+    ("runpy", AtWarmUp::Sealed, "runs modules as scripts"),
+    ("trace", AtWarmUp::Sealed, "runs strings under a tracer"),
+    (
+        "cProfile",
+        AtWarmUp::Sealed,
+        "runs strings under a profiler",
+    ),
+    ("profile", AtWarmUp::Sealed, "runs strings under a profiler"),
+    ("_lsprof", AtWarmUp::Sealed, "profiler internals"),
+    ("doctest", AtWarmUp::Sealed, "runs strings"),
+];
+
+/// The names of [`UNIMPORTABLE`] with the given fate, for the worker's warm-up.
+pub(crate) fn unimportable_names(fate: Option<AtWarmUp>) -> Vec<String> {
+    UNIMPORTABLE
+        .iter()
+        .filter(|(_, f, _)| fate.is_none_or(|fate| *f == fate))
+        .map(|(m, _, _)| (*m).to_string())
+        .collect()
+}
+
+/// Whether the `import` event's module (a dotted name) is one of [`UNIMPORTABLE`].
+fn unimportable(module: &str) -> bool {
+    let top = module.split('.').next().unwrap_or(module);
+    UNIMPORTABLE.iter().any(|(m, _, _)| *m == top)
 }
 
 /// Events refused for everyone once armed, by exact name or by prefix (ending in `.`).
@@ -222,10 +368,11 @@ fn matches(name: &str, list: &[&str]) -> bool {
 }
 
 /// The hook's judgement of one event (once armed): `Some(message)` refuses it.
-fn decide(py: Python<'_>, name: &str, args: &Bound<'_, PyTuple>) -> Option<String> {
+fn decide(py: Python<'_>, name: &str, args: &Bound<'_, PyTuple>) -> Option<Refusal> {
     match judge(py, name, args) {
         Decision::Allow => None,
-        Decision::Deny(message) => Some(message),
+        Decision::Deny(message) => Some(Refusal::Permission(message)),
+        Decision::DenyImport(message) => Some(Refusal::Import(message)),
     }
 }
 
@@ -253,6 +400,24 @@ fn judge(py: Python<'_>, name: &str, args: &Bound<'_, PyTuple>) -> Decision {
             }
         }
         return Decision::Allow;
+    }
+    if name == "import" {
+        // CPython passes the module's name as an exact str; anything else is judged
+        // as the stricter reading: refused.
+        let module = args
+            .get_item(0)
+            .ok()
+            .and_then(|m| m.cast_exact::<PyString>().ok().map(|m| m.to_string()));
+        match module {
+            Some(module) if !unimportable(&module) => {}
+            Some(module) => {
+                return Decision::DenyImport(format!(
+                    "import of {:?} is not allowed in this sandbox",
+                    truncate(&module, 120)
+                ))
+            }
+            None => return Decision::DenyImport("an import of an unnamed module".into()),
+        }
     }
     if matches(name, DENY_FROM_JOB) && innermost_frame_is_job(py) {
         return deny(name);
@@ -424,5 +589,34 @@ mod tests {
         assert!(!matches("os.systemx", DENY_ALWAYS));
         assert!(matches("ctypes.dlopen", DENY_ALWAYS));
         assert!(!matches("open", DENY_ALWAYS));
+    }
+
+    #[test]
+    fn unimportable_by_top_level_name() {
+        for m in [
+            "ctypes",
+            "ctypes.util",
+            "_socket",
+            "_posixsubprocess",
+            "signal",
+            "platform",
+        ] {
+            assert!(unimportable(m), "{m}");
+        }
+        // Allowed packages and lookalikes: scipy.signal is not the stdlib signal.
+        for m in [
+            "scipy.signal",
+            "numpy",
+            "socketserverx",
+            "codecs",
+            "matplotlib.pyplot",
+        ] {
+            assert!(!unimportable(m), "{m}");
+        }
+        let names = unimportable_names(None);
+        assert_eq!(names.len(), UNIMPORTABLE.len());
+        assert!(names.iter().all(|n| !n.contains('.')));
+        let kept = unimportable_names(Some(AtWarmUp::Kept));
+        assert!(kept.contains(&"ctypes".to_string()) && !kept.contains(&"_socket".to_string()));
     }
 }

@@ -44,6 +44,7 @@ mod audit;
 #[allow(unsafe_code)]
 mod cpython;
 mod fds;
+mod held;
 mod zygote;
 
 use std::fs::{self, File};
@@ -68,6 +69,7 @@ const TEXT_METRICS: &str = include_str!("../../python/text_metrics.py");
 const STATE_GUARD: &str = include_str!("../../python/state_guard.py");
 const DIAGNOSE: &str = include_str!("../../python/diagnose.py");
 const FIGURES: &str = include_str!("../../python/figures.py");
+const LIBRARY_GUARDS: &str = include_str!("../../python/library_guards.py");
 /// The table of removed library APIs and their replacements the diagnosis quotes.
 pub(crate) const MIGRATIONS: &str = include_str!("../../python/migrations.json");
 
@@ -279,6 +281,13 @@ fn serve(
             return init_failed(output, InitStage::Sandbox, message);
         }
     }
+    // The modules nothing imports from now on leave `sys.modules` again (anything loaded
+    // since warm-up) and a finder refusing them heads `sys.meta_path`: see
+    // `audit::UNIMPORTABLE` and python/library_guards.py.
+    let closed = Python::attach(|py| prelude.bind(py).call_method0("close_imports").map(drop));
+    if let Err(e) = closed {
+        return init_failed(output, InitStage::Sandbox, format!("closing imports: {e}"));
+    }
     audit::arm(audit::Roots {
         read: init.sandbox.read_only.clone(),
         write: init.sandbox.read_write.clone(),
@@ -310,6 +319,14 @@ fn serve(
         return init_failed(output, InitStage::Sandbox, format!("chdir to tmp: {e}"));
     }
     let scratch = ready.sandbox.scratch;
+    // What the worker holds now, before its first job: no reset may leave it more.
+    let birth = match held::Birth::now(&prelude, scratch.then_some(Path::new(&init.dirs.out))) {
+        Ok(birth) => birth,
+        Err(e) => {
+            let message = format!("the state guard's template: {e}");
+            return init_failed(output, InitStage::Sandbox, message);
+        }
+    };
     protocol::send(output, &WorkerMsg::Ready(ready))?;
 
     let out_dir = Path::new(&init.dirs.out).to_path_buf();
@@ -338,7 +355,7 @@ fn serve(
                 output.flush()?;
                 // A single-job worker dies with its state and its scratch.
                 if !init.single_job {
-                    let reset = reset_after_job(&prelude, nonce, &writable);
+                    let reset = reset_after_job(&prelude, nonce, &writable, &birth);
                     protocol::send(output, &WorkerMsg::Reset(reset))?;
                     output.flush()?;
                     return_freed_memory();
@@ -404,6 +421,12 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         })
         .and_then(|()| set("capability_modules", &init.rules.capability_modules))
         .and_then(|()| set("capability_exempt", &init.rules.capability_exempt))
+        .and_then(|()| rules.set_item("unimportable", audit::unimportable_names(None)))
+        .and_then(|()| {
+            let kept = audit::unimportable_names(Some(audit::AtWarmUp::Kept));
+            rules.set_item("unimportable_kept", kept)
+        })
+        .and_then(|()| set("allowed_dunder_reads", &init.rules.allowed_dunder_reads))
         .and_then(|()| rules.set_item("module_members", init.rules.module_members.clone()))
         .and_then(|()| rules.set_item("injected", init.rules.injected.clone()))
         .map_err(describe(InitStage::Interpreter))?;
@@ -466,6 +489,13 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         c"_pyward_figures",
     )
     .map_err(describe(InitStage::Interpreter))?;
+    let library_guards = PyModule::from_code(
+        py,
+        &cstring(LIBRARY_GUARDS),
+        c"pyward_library_guards.py",
+        c"_pyward_library_guards",
+    )
+    .map_err(describe(InitStage::Interpreter))?;
     let options = PyDict::new(py);
     options
         .set_item("render_once", render_once)
@@ -475,6 +505,7 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         .and_then(|()| options.set_item("preload_loadmat", init.preload_loadmat))
         .and_then(|()| options.set_item("diagnose", diagnose))
         .and_then(|()| options.set_item("figures", figures))
+        .and_then(|()| options.set_item("library_guards", library_guards))
         .and_then(|()| options.set_item("text_metrics", text_metrics))
         .map_err(describe(InitStage::Interpreter))?;
     let versions = prelude
@@ -497,6 +528,13 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
             };
             (stage, e.to_string())
         })?;
+    // After warm-up (the checks read the runtime rules warm-up stored), before the zygote
+    // forks and before the audit hook is armed: see `cpython::replace_str_methods`.
+    prelude
+        .getattr("STR_METHODS")
+        .and_then(|m| Ok(m.cast_into::<PyDict>()?))
+        .and_then(|m| cpython::replace_str_methods(&m))
+        .map_err(describe(InitStage::Warmup))?;
     let get = |k: &str| -> String {
         versions
             .get_item(k)
@@ -566,11 +604,13 @@ fn raw_figures(list: &Bound<'_, PyAny>) -> PyResult<Vec<(String, RawPng, Vec<u8>
 
 /// The between-job reset, once the answer is out: the prelude's housekeeping and state
 /// check, then emptying what the job could write (the host never sees the scratch file
-/// system to empty it), so that nothing of this job reaches the next.
+/// system to empty it), so that nothing of this job reaches the next; last, whether the
+/// worker now holds more descriptors or scratch space than at its `birth` (see `held`).
 fn reset_after_job(
     prelude: &Py<PyModule>,
     nonce: protocol::Nonce,
     writable: &[PathBuf],
+    birth: &held::Birth,
 ) -> ResetMsg {
     let mut reset = Python::attach(|py| {
         let r = prelude.bind(py).call_method0("reset_after_job")?;
@@ -592,6 +632,7 @@ fn reset_after_job(
             reset.housekeeping_failures.push(failure);
         }
     }
+    reset.state_changes.extend(birth.grown(prelude));
     reset
 }
 

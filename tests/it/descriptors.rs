@@ -275,18 +275,11 @@ const EXPECT_GATE_OFF: &[(&str, &str, &str, &str)] = &[
     ("os.mkdir(dir_fd)", "hook", "hook", ""),
 ];
 
-/// Objects that lie about what they are, and the loop that tries every reader with
-/// every descriptor. A descriptor attempt that returns prints `REACHED` (the canary; a
-/// lying path's canary is the directory it names, outside every root); a refusal by
-/// the hook counts as `hook`, any other exception by its type. The report is one JSON line:
-/// `{"reader|kind": {"hook": n, "TypeError": m, ...}}`.
-const PROBE: &str = r#"
-class Index:
-    def __init__(self, n):
-        self.n = n
-    def __index__(self):
-        return self.n
-
+/// The lying `str` and `bytes` subclasses of the gate-off probe. Gate on, the gate
+/// refuses a string class with methods of its own (`string-class`, see
+/// tests/it/lying_names.rs), so the gate-on probe's subclasses are plain ones, which
+/// the hook refuses by their type alone, as it does these.
+const LYING_CLASSES: &str = r#"
 class LyingStr(str):
     def __eq__(self, other):
         return True
@@ -302,6 +295,19 @@ class LyingBytes(bytes):
         return True
     def endswith(self, *args):
         return True
+"#;
+
+/// Objects that lie about what they are, and the loop that tries every reader with
+/// every descriptor. A descriptor attempt that returns prints `REACHED` (the canary; a
+/// lying path's canary is the directory it names, outside every root); a refusal by
+/// the hook counts as `hook`, any other exception by its type. The report is one JSON line:
+/// `{"reader|kind": {"hook": n, "TypeError": m, ...}}`.
+const PROBE: &str = r#"
+class Index:
+    def __init__(self, n):
+        self.n = n
+    def __index__(self):
+        return self.n
 
 FDS = list(range(21)) + [@PROTO@]
 ATTEMPTS = []
@@ -358,6 +364,12 @@ EXTRA_ATTEMPTS = []
 LIE = '@OUTSIDE@/lie.bin'
 # The gate refuses `__context__`: the wrapped refusal shows as the wrapper's type.
 CAUSE = lambda e: None
+
+class LyingStr(str):
+    pass
+
+class LyingBytes(bytes):
+    pass
 "#;
 
 /// Gate off: the real `open`, `io` and `os`, and an `os.PathLike` whose `__fspath__`
@@ -472,6 +484,14 @@ fn probe_and_check(exec: &Executor, probe_code: &str, gate_on: bool) {
             ("pathlike", lie),
         ];
         for (kind, expected) in kinds {
+            // Gate on, the bytes subclass cannot lie that it ends with '.npy' (the gate
+            // refuses a string class with methods): np.save's own `endswith('.npy')`
+            // refuses it first (bytes.endswith(str)), before any open.
+            let expected = if gate_on && kind == "bytes-subclass" && reader == "np.save" {
+                "TypeError"
+            } else {
+                expected
+            };
             let expected = match expected {
                 "" => continue,
                 "hook*" if gate_on => "OSError",
@@ -547,7 +567,7 @@ fn gate_off_the_audit_hook_alone_refuses_every_descriptor() {
         "ATTEMPTS.extend(EXTRA_ATTEMPTS)",
         "ATTEMPTS.extend((k, FsPath()) for k, _ in EXTRA_ATTEMPTS)",
     );
-    let code = format!("{GATE_OFF_HEAD}{READERS}{GATE_OFF_READERS}{probe}");
+    let code = format!("{LYING_CLASSES}{GATE_OFF_HEAD}{READERS}{GATE_OFF_READERS}{probe}");
     probe_and_check(&exec, &code, false);
 }
 

@@ -28,6 +28,7 @@ use crate::gate::strings;
 use crate::gate::verdict::Rule;
 
 mod calls;
+mod classes;
 mod imports;
 mod names;
 mod program;
@@ -186,6 +187,10 @@ pub(crate) struct Walker<'a> {
     assign_aliases: Vec<(String, String, Vec<String>)>,
     nonconst_format: bool,
     traversal_strings: Vec<TextRange>,
+    /// Every class statement, for the string-class rules (see `classes`).
+    classes: Vec<classes::ClassInfo>,
+    /// Names bound to `type(x)`: a class base written as one is computed at run time.
+    type_aliases: HashSet<String>,
 }
 
 fn name_of(e: &Expr) -> Option<&str> {
@@ -252,6 +257,8 @@ impl<'a> Walker<'a> {
             assign_aliases: Vec::new(),
             nonconst_format: false,
             traversal_strings: Vec::new(),
+            classes: Vec::new(),
+            type_aliases: HashSet::new(),
         }
     }
 
@@ -465,6 +472,7 @@ impl<'a> Walker<'a> {
                 self.stmt(Stmt::FunctionDef(plain), d, ctx);
             }
             Stmt::ClassDef(c) => {
+                self.note_class(&c);
                 self.bind_name(c.name.as_str(), c.range, ctx);
                 self.type_params(c.type_params, c.range, d, ctx);
                 for k in c.keywords {
@@ -501,6 +509,7 @@ impl<'a> Walker<'a> {
                 if self.checking && a.targets.len() == 1 {
                     self.note_assign_alias(&a.targets[0], &a.value);
                 }
+                self.note_type_alias(&a.targets, &a.value);
                 self.push_es(a.targets, d, ctx.plain());
                 self.push_eb(a.value, d, ctx.plain());
             }

@@ -267,6 +267,9 @@ impl Walker<'_> {
                 || (matches!(ectx, ExprContext::Load)
                     && self.policy.allowed_dunder_reads.contains(&a));
             let ok = self.attr_name(&a, range, allow_dunder);
+            if !matches!(ectx, ExprContext::Load) {
+                self.check_attribute_store(&value, &a, range);
+            }
             if ok
                 && a.starts_with('_')
                 && !strings::is_dunder(&a)

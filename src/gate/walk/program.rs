@@ -16,6 +16,8 @@ impl Walker<'_> {
     }
 
     pub(super) fn finish(&mut self) {
+        // Before the chains are consumed below: stores on string classes are chains.
+        self.check_classes();
         // Banned names and builtins inside functions, comprehensions and classes: a
         // binding is the job's own unless it is declared global; a read is allowed
         // when it resolves to such a binding of a function scope.
