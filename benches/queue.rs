@@ -137,6 +137,8 @@ fn main() {
                     .args([
                         "serve",
                         "--no-http",
+                        // One trust domain, like the library pool it is compared with.
+                        "--reuse-across-tenants",
                         "--queue",
                         &url,
                         "--queue-stream",

@@ -45,7 +45,9 @@ fn start_server(queue_depth: Option<usize>) -> Server {
     let mut command = Command::new(release_binary("pyward"));
     command
         .args(["serve", "--listen", "127.0.0.1:0", "--workers"])
-        .arg(WORKERS.to_string());
+        .arg(WORKERS.to_string())
+        // One trust domain, like the library pool it is compared with.
+        .arg("--reuse-across-tenants");
     if let Some(depth) = queue_depth {
         command.arg("--queue-depth").arg(depth.to_string());
     }
