@@ -332,17 +332,8 @@ impl Job<'_> {
     /// A `Done` for this run with no artifacts yet.
     fn done(&self) -> DoneMsg {
         DoneMsg {
-            nonce: self.run.nonce,
             exec_ms: 1.0,
-            stdout: String::new(),
-            stdout_dropped: 0,
-            stderr: String::new(),
-            error: None,
-            artifacts: Vec::new(),
-            artifacts_refused: Vec::new(),
-            housekeeping_failures: Vec::new(),
-            scratch_exhausted: None,
-            figures: Default::default(),
+            ..DoneMsg::new(self.run.nonce)
         }
     }
 

@@ -384,17 +384,9 @@ mod tests {
 
     fn done(artifacts: Vec<ArtifactMeta>) -> DoneMsg {
         DoneMsg {
-            nonce: Nonce([7, 9]),
             exec_ms: 3.0,
-            stdout: String::new(),
-            stdout_dropped: 0,
-            stderr: String::new(),
-            error: None,
             artifacts,
-            artifacts_refused: Vec::new(),
-            housekeeping_failures: Vec::new(),
-            scratch_exhausted: None,
-            figures: Default::default(),
+            ..DoneMsg::new(Nonce([7, 9]))
         }
     }
 

@@ -335,6 +335,26 @@ pub struct DoneMsg {
     pub figures: FigureNotes,
 }
 
+impl DoneMsg {
+    /// The answer to the run of `nonce` before anything is known of it: no time, no
+    /// output, no error, no artifacts.
+    pub fn new(nonce: Nonce) -> DoneMsg {
+        DoneMsg {
+            nonce,
+            exec_ms: 0.0,
+            stdout: String::new(),
+            stdout_dropped: 0,
+            stderr: String::new(),
+            error: None,
+            artifacts: Vec::new(),
+            artifacts_refused: Vec::new(),
+            housekeeping_failures: Vec::new(),
+            scratch_exhausted: None,
+            figures: Default::default(),
+        }
+    }
+}
+
 /// An exception raised by job code, reduced to what a model needs to fix it.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct PyErrorInfo {

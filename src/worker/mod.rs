@@ -642,19 +642,7 @@ fn run_job(
     run: &RunMsg,
     array_fds: Option<Vec<std::os::fd::OwnedFd>>,
 ) -> (DoneMsg, MemoryFigures) {
-    let mut done = DoneMsg {
-        nonce: run.nonce,
-        exec_ms: 0.0,
-        stdout: String::new(),
-        stdout_dropped: 0,
-        stderr: String::new(),
-        error: None,
-        artifacts: Vec::new(),
-        artifacts_refused: Vec::new(),
-        housekeeping_failures: Vec::new(),
-        scratch_exhausted: None,
-        figures: Default::default(),
-    };
+    let mut done = DoneMsg::new(run.nonce);
     let mut figures = MemoryFigures::default();
     let arrays = match array_fds {
         Some(fds) => array::expose(py, &run.arrays, fds),
