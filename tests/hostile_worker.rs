@@ -79,17 +79,7 @@ fn serve() -> Res {
         };
         return protocol::send(&mut out, &refusal);
     }
-    let ready = ReadyMsg {
-        version: PROTOCOL_VERSION,
-        warmup_ms: 1.0,
-        versions: Versions::default(),
-        sandbox: pyward::sandbox::Enforcement::none(),
-        render_once: false,
-        render_once_off: None,
-        text_metrics: 0,
-        text_metrics_off: None,
-    };
-    protocol::send(&mut out, &WorkerMsg::Ready(ready))?;
+    protocol::send(&mut out, &WorkerMsg::Ready(ready()))?;
     let single_job = init.single_job;
     let mut previous: Option<Nonce> = None;
     loop {
@@ -241,17 +231,7 @@ impl Job<'_> {
                 self.reset(out, nonce)
             }
             "ready-instead" => {
-                let ready = ReadyMsg {
-                    version: PROTOCOL_VERSION,
-                    warmup_ms: 1.0,
-                    versions: Versions::default(),
-                    sandbox: pyward::sandbox::Enforcement::none(),
-                    render_once: false,
-                    render_once_off: None,
-                    text_metrics: 0,
-                    text_metrics_off: None,
-                };
-                protocol::send(out, &WorkerMsg::Ready(ready))?;
+                protocol::send(out, &WorkerMsg::Ready(ready()))?;
                 idle()
             }
             "frame-len-max" => {
@@ -497,5 +477,20 @@ fn spin() -> Res {
     let mut x: u64 = 0;
     loop {
         x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+    }
+}
+
+/// The ready report of this worker: the current protocol, no confinement (the host
+/// never trusts a worker's report of it).
+fn ready() -> ReadyMsg {
+    ReadyMsg {
+        version: PROTOCOL_VERSION,
+        warmup_ms: 1.0,
+        versions: Versions::default(),
+        sandbox: pyward::sandbox::Enforcement::none(),
+        render_once: false,
+        render_once_off: None,
+        text_metrics: 0,
+        text_metrics_off: None,
     }
 }

@@ -398,15 +398,21 @@ struct Shortcuts {
     text_metrics_off: Option<String>,
 }
 
+/// One of the Python files compiled into the worker (`python/*.py`), as a module
+/// under its own file and module name.
+fn embedded_module<'py>(
+    py: Python<'py>,
+    source: &str,
+    file: &std::ffi::CStr,
+    name: &std::ffi::CStr,
+) -> PyResult<Bound<'py, PyModule>> {
+    PyModule::from_code(py, &cstring(source), file, name)
+}
+
 fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)> {
     let describe = |stage: InitStage| move |e: PyErr| (stage, e.to_string());
-    let prelude = PyModule::from_code(
-        py,
-        &cstring(PRELUDE),
-        c"pyward_prelude.py",
-        c"_pyward_prelude",
-    )
-    .map_err(describe(InitStage::Interpreter))?;
+    let prelude = embedded_module(py, PRELUDE, c"pyward_prelude.py", c"_pyward_prelude")
+        .map_err(describe(InitStage::Interpreter))?;
     let rules = PyDict::new(py);
     let set = |k: &str, v: &Vec<String>| rules.set_item(k, v.clone());
     set("allowed_modules", &init.rules.allowed_modules)
@@ -432,9 +438,9 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         .map_err(describe(InitStage::Interpreter))?;
     let render_once = if init.render_once {
         Some(
-            PyModule::from_code(
+            embedded_module(
                 py,
-                &cstring(RENDER_ONCE),
+                RENDER_ONCE,
                 c"pyward_render_once.py",
                 c"_pyward_render_once",
             )
@@ -445,9 +451,9 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
     };
     let text_metrics = if init.text_metrics {
         Some(
-            PyModule::from_code(
+            embedded_module(
                 py,
-                &cstring(TEXT_METRICS),
+                TEXT_METRICS,
                 c"pyward_text_metrics.py",
                 c"_pyward_text_metrics",
             )
@@ -461,9 +467,9 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         None
     } else {
         Some(
-            PyModule::from_code(
+            embedded_module(
                 py,
-                &cstring(STATE_GUARD),
+                STATE_GUARD,
                 c"pyward_state_guard.py",
                 c"_pyward_state_guard",
             )
@@ -471,27 +477,17 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
             .map_err(describe(InitStage::Interpreter))?,
         )
     };
-    let diagnose = PyModule::from_code(
+    let diagnose = embedded_module(py, DIAGNOSE, c"pyward_diagnose.py", c"_pyward_diagnose")
+        .and_then(|module| {
+            module.call_method1("load_migrations", (MIGRATIONS,))?;
+            Ok(module)
+        })
+        .map_err(describe(InitStage::Interpreter))?;
+    let figures = embedded_module(py, FIGURES, c"pyward_figures.py", c"_pyward_figures")
+        .map_err(describe(InitStage::Interpreter))?;
+    let library_guards = embedded_module(
         py,
-        &cstring(DIAGNOSE),
-        c"pyward_diagnose.py",
-        c"_pyward_diagnose",
-    )
-    .and_then(|module| {
-        module.call_method1("load_migrations", (MIGRATIONS,))?;
-        Ok(module)
-    })
-    .map_err(describe(InitStage::Interpreter))?;
-    let figures = PyModule::from_code(
-        py,
-        &cstring(FIGURES),
-        c"pyward_figures.py",
-        c"_pyward_figures",
-    )
-    .map_err(describe(InitStage::Interpreter))?;
-    let library_guards = PyModule::from_code(
-        py,
-        &cstring(LIBRARY_GUARDS),
+        LIBRARY_GUARDS,
         c"pyward_library_guards.py",
         c"_pyward_library_guards",
     )
@@ -571,7 +567,6 @@ fn cstring(s: &str) -> std::ffi::CString {
     std::ffi::CString::new(s).expect("the prelude contains no NUL byte")
 }
 
-/// Figures the job rendered to memory: (artifact name, bytes), sorted by name.
 /// Figures the job rendered to memory: encoded files, and PNGs as pixels for the host.
 #[derive(Default)]
 struct MemoryFigures {
