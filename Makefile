@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 export PYO3_PYTHON := $(abspath $(PY))
 
 .PHONY: venv build demo test test-ui web web-check lint arch bench profile soak fuzz-api \
-	redis-server chromium clean
+	redis-server chromium mcp-client clean
 
 $(VENV)/.installed: python/requirements.txt
 	@$(PYTHON) -c 'import sysconfig, sys; sys.exit(0 if sysconfig.get_config_var("Py_ENABLE_SHARED") else "pyward needs a Python built with --enable-shared (libpython)")'
@@ -24,6 +24,8 @@ build: venv
 demo: build
 	./target/release/pyward run examples/plot_sales.py examples/plot_scan.py \
 		--src examples/data --out demo-out
+	./target/release/pyward run examples/allocation/allocation.py \
+		--src examples/allocation --checks examples/allocation/checks.toml --out demo-out/
 
 # The queue-mode tests and bench start their own redis-server; it comes from the
 # distribution when the machine has none.
@@ -33,8 +35,19 @@ redis-server:
 		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq redis-server >/dev/null; }
 
-test: venv redis-server
-	cargo test --workspace
+# The MCP tests' client (cli/tests/mcp.rs): the official MCP Python SDK, pinned, in a
+# virtualenv of its own: test tooling, never the worker's packages.
+MCP_VENV := .venv-mcp
+
+$(MCP_VENV)/.installed:
+	$(PYTHON) -m venv $(MCP_VENV)
+	$(MCP_VENV)/bin/pip install --disable-pip-version-check --no-input -q 'mcp==2.3.0'
+	touch $@
+
+mcp-client: $(MCP_VENV)/.installed
+
+test: venv redis-server mcp-client
+	PYWARD_MCP_PYTHON=$(abspath $(MCP_VENV))/bin/python cargo test --workspace
 	$(MAKE) test-ui
 
 # The page `pyward serve` serves at / (cli/web: Vite + TypeScript + CodeMirror). Its
@@ -88,7 +101,7 @@ arch: venv
 # drawn by a pyward job). About 5-10 minutes on 2 cores. A quick trial:
 # `make bench BENCH_SCALE=0.1` (iteration counts scaled down; the report says TRIAL).
 BENCH_SCALE ?= 1
-BENCHES     := warm_vs_cold recycle throughput memory modes gate serve queue
+BENCHES     := warm_vs_cold recycle throughput memory modes gate serve queue tables
 
 bench: venv redis-server
 	rm -rf $(or $(CARGO_TARGET_DIR),target)/pyward-bench
@@ -122,4 +135,4 @@ fuzz-api: build $(FUZZ_VENV)/.installed
 
 clean:
 	cargo clean
-	rm -rf $(VENV) $(FUZZ_VENV) demo-out $(WEB)/node_modules $(UI)/node_modules
+	rm -rf $(VENV) $(FUZZ_VENV) $(MCP_VENV) demo-out $(WEB)/node_modules $(UI)/node_modules

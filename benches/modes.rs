@@ -6,13 +6,18 @@
 //!   pre-forked process ready), interleaved pool by pool. Also the CPU per job of each
 //!   mode: host + zygote + workers (utime + stime, reaped children included) over the
 //!   run, divided by the number of jobs; the difference is what keeping spares forked
-//!   costs.
+//!   costs; where it went (host, zygote, workers) and the workers' page faults.
+//! - **tenants**: the default tenancy (no worker serves two tenants), the typical figure
+//!   one job at a time: jobs of one tenant (its warm worker reused) vs every job of a
+//!   new tenant (a fresh fork each), interleaved, with latency and CPU per job and where
+//!   it went.
 //! - **arrays**: a 100 MB float64 array (12.5 M values) that the job reduces and plots:
 //!   passed with `Job::with_shared_array` (one `SharedArray` made before the loop: no
 //!   copy per job), with `Job::with_array` (copied into a new memfd per job), and as an
 //!   `.npy` input file (`Job::src_bytes`, staged per job, `np.load` in the job).
 //! - **figures**: the typical figure saved to `out/` and read back vs rendered to memory
-//!   (`Job::figures_in_memory`), interleaved on one worker.
+//!   (`Job::figures_in_memory`), and saved under the code's own name
+//!   (`plt.savefig("novice.png")`, issue 38) vs `OUT`, interleaved on one worker.
 //! - **figure summary**: what describing the saved figure costs (`Job::describe_figures`),
 //!   measured in the worker and as exec time on vs off, interleaved.
 //! - **png encoding**: PNGs encoded by the host (`PngEncoder::Host`) vs by matplotlib in
@@ -77,42 +82,96 @@ fn ticks() -> f64 {
     (unsafe { libc::sysconf(libc::_SC_CLK_TCK) }) as f64
 }
 
-/// utime + stime (+ cutime + cstime with `children`) of a live process, in seconds.
-fn proc_cpu(pid: u32, children: bool) -> f64 {
+/// Fields of a live process's `/proc/<pid>/stat` after the command name, from field 3
+/// (state) on; empty when the process is gone.
+fn proc_stat(pid: u32) -> Vec<f64> {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return 0.0;
+        return Vec::new();
     };
-    let fields: Vec<f64> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .skip(11) // state..cmajflt: fields 3-13; utime is field 14
-        .take(4)
-        .map(|f| f.parse().unwrap_or(0.0))
-        .collect();
-    let n = if children { 4 } else { 2 };
-    fields.iter().take(n).sum::<f64>() / ticks()
+    let fields = stat.rsplit(')').next().unwrap_or("").split_whitespace();
+    fields.map(|f| f.parse().unwrap_or(0.0)).collect()
 }
 
-/// CPU seconds used so far by this process, its reaped children, the zygote (with the
-/// forked workers it reaped) and the live workers.
-fn pool_cpu(exec: &Executor) -> f64 {
-    let mut usage = [0.0; 2];
-    for (i, who) in [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN]
-        .into_iter()
-        .enumerate()
-    {
+/// Where a pool's CPU time and page faults went so far: this process (the host, all
+/// its threads), the zygote itself (forking), the workers it forked and reaped (used
+/// fresh workers: their job, exit and teardown), and the live workers.
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    host: f64,
+    zygote: f64,
+    reaped: f64,
+    live: f64,
+    /// Minor page faults of the workers, reaped and live: mostly copy-on-write copies
+    /// of the template's pages.
+    faults: f64,
+}
+
+impl Usage {
+    fn now(exec: &Executor) -> Usage {
+        // /proc/<pid>/stat fields, counted from 3: minflt 10, cminflt 11, utime 14,
+        // stime 15, cutime 16, cstime 17.
+        let at = |f: &[f64], field: usize| f.get(field - 3).copied().unwrap_or(0.0);
+        let secs = |f: &[f64], a: usize, b: usize| (at(f, a) + at(f, b)) / ticks();
         // SAFETY: getrusage(2) fills a live local.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         // SAFETY: as above.
-        unsafe { libc::getrusage(who, &mut ru) };
-        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        usage[i] = secs(ru.ru_utime) + secs(ru.ru_stime);
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        let zygote = exec.zygote_pid().map(proc_stat).unwrap_or_default();
+        let live: Vec<Vec<f64>> = exec.worker_pids().into_iter().map(proc_stat).collect();
+        Usage {
+            host: tv(ru.ru_utime) + tv(ru.ru_stime),
+            zygote: secs(&zygote, 14, 15),
+            reaped: secs(&zygote, 16, 17),
+            live: live.iter().map(|f| secs(f, 14, 15)).sum(),
+            faults: at(&zygote, 11) + live.iter().map(|f| at(f, 10)).sum::<f64>(),
+        }
     }
-    let zygote = exec.zygote_pid().map_or(0.0, |z| proc_cpu(z, true));
-    let workers: f64 = exec.worker_pids().iter().map(|&p| proc_cpu(p, false)).sum();
-    usage.iter().sum::<f64>() + zygote + workers
+
+    fn cpu(&self) -> f64 {
+        self.host + self.zygote + self.reaped + self.live
+    }
+
+    /// `self - before`, divided by `jobs`, CPU in milliseconds.
+    fn per_job_since(&self, before: &Usage, jobs: usize) -> Usage {
+        let d = |a: f64, b: f64| (a - b) / jobs as f64;
+        Usage {
+            host: d(self.host, before.host) * 1e3,
+            zygote: d(self.zygote, before.zygote) * 1e3,
+            reaped: d(self.reaped, before.reaped) * 1e3,
+            live: d(self.live, before.live) * 1e3,
+            faults: d(self.faults, before.faults),
+        }
+    }
+
+    fn add(&mut self, other: &Usage) {
+        self.host += other.host;
+        self.zygote += other.zygote;
+        self.reaped += other.reaped;
+        self.live += other.live;
+        self.faults += other.faults;
+    }
+
+    fn print(&self, label: &str) {
+        println!(
+            "  {label:<34} CPU {:6.1} ms/job = host {:5.1} + zygote {:4.1} + workers {:5.1}; \
+             {:6.0} page faults/job",
+            self.cpu(),
+            self.host,
+            self.zygote,
+            self.reaped + self.live,
+            self.faults
+        );
+    }
+}
+
+/// Waits until a used fresh worker has been reaped, so that its CPU (its job, its exit)
+/// has moved into the zygote's children's time.
+fn await_reaped(outcome: &Outcome) {
+    let used = outcome.worker.as_ref().expect("worker info").pid;
+    while std::path::Path::new(&format!("/proc/{used}")).exists() {
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 fn print_row(label: &str, samples: &[Duration]) {
@@ -133,25 +192,20 @@ fn isolation(rep: &mut report::Report) {
         run_ok(&fresh, Job::new(TYPICAL));
     }
     let (mut r, mut f) = (Vec::new(), Vec::new());
-    let (mut cpu_r, mut cpu_f) = (0.0, 0.0);
+    let (mut use_r, mut use_f) = (Usage::default(), Usage::default());
     for _ in 0..n {
-        let before = pool_cpu(&reuse);
+        let before = Usage::now(&reuse);
         r.push(timed(&reuse, || Job::new(TYPICAL)));
-        cpu_r += pool_cpu(&reuse) - before;
-        let before = pool_cpu(&fresh);
+        use_r.add(&Usage::now(&reuse).per_job_since(&before, n));
+        let before = Usage::now(&fresh);
         let t = Instant::now();
         let o = run_ok(&fresh, Job::new(TYPICAL));
         f.push(t.elapsed());
-        // The next process is forked after the answer, and the used one is reaped
-        // (its CPU moving into the zygote's children's time) once that one is ready:
-        // wait for the reap so that both are counted with this job.
-        let used = o.worker.expect("worker info").pid;
-        while std::path::Path::new(&format!("/proc/{used}")).exists() {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        cpu_f += pool_cpu(&fresh) - before;
+        // The next process is forked after the answer, and the used one is reaped once
+        // that one is ready: both are counted with this job.
+        await_reaped(&o);
+        use_f.add(&Usage::now(&fresh).per_job_since(&before, n));
     }
-    let (cpu_r, cpu_f) = (cpu_r / n as f64 * 1000.0, cpu_f / n as f64 * 1000.0);
     println!("isolation: typical figure, one job at a time, 1 worker");
     print_row("Reuse", &r);
     print_row("Fresh (pre-forked per job)", &f);
@@ -160,13 +214,92 @@ fn isolation(rep: &mut report::Report) {
         .note("Isolation::Fresh: a process forked from the zygote for every job");
     let ratio = rep.ratio("latency", "typical figure", "fresh", "reuse");
     println!("  fresh / reuse: {ratio:.2}x (target <= 1.3x)");
-    rep.value("cpu per job", "typical figure", "reuse", "ms", cpu_r);
-    rep.value("cpu per job", "typical figure", "fresh", "ms", cpu_f)
-        .note("host + zygote + workers, utime + stime, per job");
+    use_r.print("Reuse");
+    use_f.print("Fresh");
+    cpu_rows(
+        rep,
+        "typical figure",
+        &[("reuse", &use_r), ("fresh", &use_f)],
+    );
     rep.ratio("cpu per job", "typical figure", "fresh", "reuse");
+}
+
+/// The CPU per job of each variant, and where it went, as report rows.
+fn cpu_rows(rep: &mut report::Report, workload: &str, variants: &[(&str, &Usage)]) {
+    for (variant, u) in variants {
+        rep.value("cpu per job", workload, variant, "ms", u.cpu())
+            .note("host + zygote + workers, utime + stime, per job");
+        rep.value(
+            "cpu per job: workers",
+            workload,
+            variant,
+            "ms",
+            u.reaped + u.live,
+        )
+        .note("the workers' own CPU: job, reset, exit and teardown");
+        rep.value(
+            "cpu per job: host and zygote",
+            workload,
+            variant,
+            "ms",
+            u.host + u.zygote,
+        )
+        .note("the supervisor's threads and the zygote's forks");
+        rep.value("page faults per job", workload, variant, "faults", u.faults)
+            .note("minor faults of the workers: mostly copy-on-write copies of the template");
+    }
+}
+
+/// Tenancy, the default (no worker serves two tenants): the typical figure one job at a
+/// time on a 1-worker pool, jobs of one tenant (its warm worker reused) vs every job of a
+/// new tenant (a fresh fork of the template each), interleaved pool by pool, with the
+/// CPU per job of each and where it went. Throughput at saturation of each: the
+/// `throughput` bench.
+fn tenants(rep: &mut report::Report) {
+    let n = report::iterations(40, 4);
+    let tenancy = |b: ExecutorBuilder| {
+        b.reuse_across_tenants(false)
+            .timeout(Duration::from_secs(30))
+    };
+    let same = pool_with(tenancy);
+    let new = pool_with(tenancy);
+    for i in 0..3 {
+        run_ok(&same, Job::new(TYPICAL).tenant("a"));
+        run_ok(&new, Job::new(TYPICAL).tenant(format!("warm-{i}")));
+    }
+    let (mut s, mut f) = (Vec::new(), Vec::new());
+    let (mut use_s, mut use_f) = (Usage::default(), Usage::default());
+    for i in 0..n {
+        let before = Usage::now(&same);
+        s.push(timed(&same, || Job::new(TYPICAL).tenant("a")));
+        use_s.add(&Usage::now(&same).per_job_since(&before, n));
+        let before = Usage::now(&new);
+        let t = Instant::now();
+        run_ok(&new, Job::new(TYPICAL).tenant(format!("tenant-{i}")));
+        f.push(t.elapsed());
+        // The worker stays warm for its tenant until the next job (another tenant's)
+        // replaces it: its exit is counted with that job.
+        use_f.add(&Usage::now(&new).per_job_since(&before, n));
+    }
+    println!("tenants: typical figure, one job at a time, 1 worker, no reuse across tenants");
+    print_row("same tenant (its worker reused)", &s);
+    print_row("new tenant (a fresh fork)", &f);
+    let workload = "typical figure, by tenant";
+    rep.latency("latency", workload, "same tenant", &s)
+        .note("jobs of one tenant: its warm worker serves them all");
+    rep.latency("latency", workload, "new tenant", &f)
+        .note("every job of a new tenant: a process forked from the template for it");
+    let latency = rep.ratio("latency", workload, "new tenant", "same tenant");
+    use_s.print("same tenant");
+    use_f.print("new tenant");
+    cpu_rows(
+        rep,
+        workload,
+        &[("same tenant", &use_s), ("new tenant", &use_f)],
+    );
+    let cpu = rep.ratio("cpu per job", workload, "new tenant", "same tenant");
     println!(
-        "  CPU per job: reuse {cpu_r:.1} ms, fresh {cpu_f:.1} ms (spares cost {:.1} ms of CPU per job)",
-        cpu_f - cpu_r
+        "  new / same tenant: latency {latency:.2}x (target <= 1.05x), CPU {cpu:.2}x (target <= 1.5x)"
     );
 }
 
@@ -221,11 +354,16 @@ fn arrays(rep: &mut report::Report) {
 fn figures(rep: &mut report::Report) {
     let n = report::iterations(40, 4);
     let exec = executor(Isolation::Reuse);
+    // The typical figure as models save it: under a name of the code's own.
+    let own_name = TYPICAL.replace("plt.savefig(OUT)", "plt.savefig(\"novice.png\")");
+    assert_ne!(own_name, TYPICAL, "the typical figure saves to OUT");
+    let own = || Job::new(own_name.as_str());
     for _ in 0..3 {
         run_ok(&exec, Job::new(TYPICAL));
         run_ok(&exec, Job::new(TYPICAL).figures_in_memory());
+        run_ok(&exec, own());
     }
-    let (mut disk, mut mem) = (Vec::new(), Vec::new());
+    let (mut disk, mut mem, mut named) = (Vec::new(), Vec::new(), Vec::new());
     let (mut exec_disk, mut exec_mem) = (Vec::new(), Vec::new());
     for _ in 0..n {
         let t = Instant::now();
@@ -236,10 +374,15 @@ fn figures(rep: &mut report::Report) {
         let o = run_ok(&exec, Job::new(TYPICAL).figures_in_memory());
         mem.push(t.elapsed());
         exec_mem.push(o.timings.total - o.timings.exec);
+        let t = Instant::now();
+        let o = run_ok(&exec, own());
+        named.push(t.elapsed());
+        assert!(o.artifact("novice.png").is_some(), "{:?}", o.result);
     }
-    println!("figures: typical figure saved to out/ vs rendered to memory");
+    println!("figures: typical figure saved to out/ vs rendered to memory vs its own name");
     print_row("on disk (out/)", &disk);
     print_row("in memory", &mem);
+    print_row("own name (novice.png)", &named);
     rep.latency("latency", "typical figure", "figure on disk", &disk);
     rep.latency("latency", "typical figure", "figure in memory", &mem)
         .note("Job::figures_in_memory");
@@ -250,6 +393,20 @@ fn figures(rep: &mut report::Report) {
         "figure on disk",
     );
     println!("  memory / disk: {ratio:.3}x");
+    rep.latency(
+        "latency",
+        "typical figure",
+        "figure under its own name",
+        &named,
+    )
+    .note("plt.savefig(\"novice.png\") instead of OUT (issue 38)");
+    let own_ratio = rep.ratio(
+        "latency",
+        "typical figure",
+        "figure under its own name",
+        "figure on disk",
+    );
+    println!("  own name / OUT: {own_ratio:.3}x");
     print_row("total - exec, on disk", &exec_disk);
     print_row("total - exec, in memory", &exec_mem);
 }
@@ -373,8 +530,9 @@ fn main() {
             .is_none_or(|o| o.split(',').any(|s| s == name))
     };
     let mut rep = report::Report::new("modes", "cargo bench --bench modes");
-    let sections: [(&str, Section); 6] = [
+    let sections: [(&str, Section); 7] = [
         ("isolation", isolation),
+        ("tenants", tenants),
         ("arrays", arrays),
         ("figures", figures),
         ("describe", describe),

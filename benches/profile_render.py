@@ -3,7 +3,7 @@
     .venv/bin/python benches/profile_render.py docs/bench/PROFILE.md   (make profile)
 
 The interpreter is set up as a worker's is for a job's save: Agg, the worker's own
-prelude (`python/prelude.py`) with its raw-PNG capture installed (the pixels go to the
+prelude (`python/prelude/`) with its raw-PNG capture installed (the pixels go to the
 host, which encodes them), render-once (`python/render_once.py`) and the frozen text
 metrics (`python/text_metrics.py`). The sandbox, the gate and the state guard run
 outside the job's `exec` and are not in the profile; the job's code, figure creation,
@@ -15,7 +15,6 @@ time, and the cumulative time of the steps a figure goes through.
 """
 
 import cProfile
-import importlib.util
 import io
 import os
 import pstats
@@ -82,23 +81,19 @@ STEPS = [
 ]
 
 
-def load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def setup():
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot  # noqa: F401  (imported as a worker imports it)
-    prelude = load('pyward_prelude', os.path.join(ROOT, 'python/prelude.py'))
-    render_once = load('pyward_render_once', os.path.join(ROOT, 'python/render_once.py'))
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, os.path.join(ROOT, 'python'))
+    from worker_modules import load  # the worker's modules, as it loads them
+    del sys.path[0]
+    prelude = load('_pyward_prelude')
+    render_once = load('_pyward_render_once')
     render_once.install()
     prelude._install_raw_png()
-    load('pyward_text_metrics', os.path.join(ROOT, 'python/text_metrics.py')).install()
+    load('_pyward_text_metrics').install()
     prelude._RAW_PNG_LIMIT = 64 << 20
     return prelude
 

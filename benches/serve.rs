@@ -13,6 +13,11 @@
 //!   queue: one waiting job per worker), two passes of 60 s: answers by status, hangs,
 //!   answers carrying another request's result, p99 of the 200s against the unloaded p99,
 //!   and the server's RSS and open descriptors before, after one pass and after two.
+//! - **capacity** (issue 36): on a server with the default queue (workers + queue depth =
+//!   4 places), 4 closed-loop clients for 30 s (scaled), open-loop arrivals at 3× their
+//!   rate, then 5 closed-loop clients: refusals (target 0 at 4 clients, at most one per
+//!   answer at 5) and jobs/s, closed loop at capacity vs open-loop saturation (target
+//!   ≥ 0.95).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -21,13 +26,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pyward::{Executor, Job};
-use serde_json::{json, Value};
+use serde_json::json;
 
+#[path = "../tests/common/load.rs"]
+mod load;
 #[path = "common/processes.rs"]
 mod processes;
 #[path = "common/report.rs"]
 mod report;
 
+use load::post;
 use processes::{release_binary, Killed};
 
 const TYPICAL: &str = include_str!("../tests/data/figures/02_typical_line_scatter_legend.py");
@@ -81,41 +89,13 @@ fn start_server(queue_depth: Option<usize>) -> Server {
     server
 }
 
+/// The bench's HTTP client; a request unanswered this long counts as hung.
 fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into()
+    load::agent(Duration::from_secs(30))
 }
 
-/// One HTTP job: status, the report (when 200), the time it took.
-fn post(agent: &ureq::Agent, url: &str, body: &Value) -> (u16, Option<Value>, Duration) {
-    let started = Instant::now();
-    let sent = agent
-        .post(&format!("{url}/v1/jobs"))
-        .header("content-type", "application/json")
-        .send(body.to_string());
-    match sent {
-        Ok(mut r) => {
-            let status = r.status().as_u16();
-            let text = r
-                .body_mut()
-                .with_config()
-                .limit(64 << 20)
-                .read_to_string()
-                .unwrap_or_default();
-            let report = (status == 200)
-                .then(|| serde_json::from_str(&text).ok())
-                .flatten();
-            (status, report, started.elapsed())
-        }
-        Err(_) => (0, None, started.elapsed()),
-    }
-}
-
-fn job_body(code: &str, out_name: &str) -> Value {
-    json!({"code": code, "options": {"out_name": out_name}})
+fn job_body(code: &str, out_name: &str) -> String {
+    json!({"code": code, "options": {"out_name": out_name}}).to_string()
 }
 
 /// `jobs` typical figures from `THREADS` threads through `call`; jobs/s.
@@ -175,9 +155,9 @@ fn main() {
         assert!(o.is_success(), "{:?}", o.failure());
     };
     let http_call = |agent: &ureq::Agent| {
-        let (status, report, _) = post(agent, &server.url, &typical);
-        assert_eq!(status, 200);
-        assert_eq!(report.expect("report")["status"], "ok");
+        let answer = post(agent, &server.url, &typical);
+        assert_eq!(answer.status, 200);
+        assert_eq!(answer.report().expect("report")["status"], "ok");
     };
     // Warm both: first jobs pay first-use costs.
     for _ in 0..4 * WORKERS {
@@ -223,12 +203,12 @@ fn main() {
             .expect("library job");
         lib_t.push(started.elapsed());
         assert!(o.is_success(), "{:?}", o.failure());
-        let (status, report, took) = post(&http, &server.url, &no_figure);
+        let answer = post(&http, &server.url, &no_figure);
         assert_eq!(
-            (status, report.map(|r| r["status"].clone())),
+            (answer.status, answer.report().map(|r| r["status"].clone())),
             (200, Some("ok".into()))
         );
-        srv_t.push(took);
+        srv_t.push(answer.took);
     }
     let (lib_ms, srv_ms) = (report::summary_ms(&lib_t).0, report::summary_ms(&srv_t).0);
     println!("no-figure job, one client, {n} calls each: library {lib_ms:.3} ms, HTTP {srv_ms:.3} ms median; overhead {:.3} ms", srv_ms - lib_ms);
@@ -245,12 +225,66 @@ fn main() {
 
     // Unloaded p99 of the typical figure through HTTP.
     let unloaded: Vec<Duration> = (0..if quick { 10 } else { 100 })
-        .map(|_| post(&http, &server.url, &typical).2)
+        .map(|_| post(&http, &server.url, &typical).took)
         .collect();
     drop(server);
     drop(exec);
     overload(&mut rep, srv_jps, &unloaded, quick);
+    capacity(&mut rep, quick);
     rep.write();
+}
+
+/// Closed-loop clients as many as the server's places, open-loop overload, and one
+/// client more (issue 36).
+fn capacity(rep: &mut report::Report, quick: bool) {
+    let server = start_server(None);
+    let places = 2 * WORKERS;
+    let body = job_body(TYPICAL, "figure.png");
+    let length = Duration::from_secs_f64(if quick {
+        3.0
+    } else {
+        (30.0 * report::scale()).max(5.0)
+    });
+    load::closed_loop(&server.url, places, &body, Duration::from_secs(2));
+    let at_places = load::closed_loop(&server.url, places, &body, length);
+    let rate = 3.0 * at_places.throughput();
+    let open = load::open_loop(&server.url, rate, &body, length, 64);
+    let beyond = load::closed_loop(&server.url, places + 1, &body, length);
+    println!(
+        "capacity: {places} places ({WORKERS} workers, queue depth {WORKERS}), {:.0} s each:",
+        length.as_secs_f64()
+    );
+    for (what, l) in [
+        (format!("{places} closed-loop clients"), at_places),
+        (format!("open loop at {rate:.0}/s"), open),
+        (format!("{} closed-loop clients", places + 1), beyond),
+    ] {
+        println!(
+            "  {what}: {:.1} jobs/s, 200 {}, 429 {} ({:.1}%), other {}",
+            l.throughput(),
+            l.answered,
+            l.refused,
+            100.0 * l.refused_share(),
+            l.other
+        );
+        rep.value("capacity", "typical", &what, "jobs/s", l.throughput())
+            .n(l.answered);
+        rep.value(
+            "capacity refusals",
+            "typical",
+            &what,
+            "requests",
+            l.refused as f64,
+        )
+        .note(format!("of {} requests", l.answered + l.refused + l.other));
+    }
+    let ratio = rep.ratio(
+        "capacity",
+        "typical",
+        &format!("{places} closed-loop clients"),
+        &format!("open loop at {rate:.0}/s"),
+    );
+    println!("  closed loop at capacity / open-loop saturation: {ratio:.3} (target >= 0.95)");
 }
 
 /// Open-loop arrivals at 3x `capacity` jobs/s for 60 s (scaled) on a server with a
@@ -375,13 +409,13 @@ fn offer(url: &str, rate: f64, seconds: f64) -> (Vec<(u16, Duration)>, usize) {
                 let agent = agent();
                 for id in rx {
                     let code = format!("{TYPICAL}\nprint('request-{id}')\n");
-                    let (status, report, took) = post(&agent, &url, &job_body(&code, "figure.png"));
-                    if let Some(r) = &report {
+                    let answer = post(&agent, &url, &job_body(&code, "figure.png"));
+                    if let Some(r) = answer.report() {
                         if r["stdout"].as_str() != Some(&format!("request-{id}\n")) {
                             mismatched.fetch_add(1, Ordering::Relaxed);
                         }
                     }
-                    results.lock().unwrap().push((status, took));
+                    results.lock().unwrap().push((answer.status, answer.took));
                 }
             });
         }

@@ -5,7 +5,9 @@
 //!
 //! Run: `cargo bench --bench throughput` (release build; `make bench` runs it too).
 //! `PYWARD_BENCH_SCALE=0.1` scales the job count down for a trial. Results also go to
-//! `target/pyward-bench/throughput.json` (see `common/report.rs`).
+//! `target/pyward-bench/throughput.json` (see `common/report.rs`). Last, the default
+//! tenancy at saturation on 2 workers: every job of one tenant vs every job its own
+//! tenant (a fresh fork each), in alternating rounds.
 //!
 //! What is measured, per pool size W (jobs N, 8 submitting threads, each calling
 //! `Executor::run` in a loop until N jobs have been taken; a few untimed jobs first):
@@ -93,6 +95,15 @@ fn mean(v: impl Iterator<Item = f64>) -> f64 {
 
 /// `jobs` typical figures from [`THREADS`] threads; the wall time and every sample.
 fn run_batch(exec: &Executor, jobs: usize) -> (Duration, Vec<Sample>) {
+    run_jobs(exec, jobs, &|| Job::new(TYPICAL))
+}
+
+/// `jobs` jobs made by `job` from [`THREADS`] threads; the wall time and every sample.
+fn run_jobs(
+    exec: &Executor,
+    jobs: usize,
+    job: &(dyn Fn() -> Job + Sync),
+) -> (Duration, Vec<Sample>) {
     let next = AtomicUsize::new(0);
     let barrier = Barrier::new(THREADS + 1);
     let samples = Mutex::new(Vec::with_capacity(jobs));
@@ -103,7 +114,7 @@ fn run_batch(exec: &Executor, jobs: usize) -> (Duration, Vec<Sample>) {
                 let mut mine = Vec::new();
                 while next.fetch_add(1, Ordering::Relaxed) < jobs {
                     let called = Instant::now();
-                    let o = exec.run(Job::new(TYPICAL)).expect("run");
+                    let o = exec.run(job()).expect("run");
                     let returned = Instant::now();
                     assert!(o.is_success(), "{:?}", o.result);
                     mine.push(Sample {
@@ -304,7 +315,63 @@ fn main() {
             if r.handoff < 0.2 { "met" } else { "MISSED" }
         );
     }
+    tenancy(&mut rep, jobs);
     rep.write();
+}
+
+/// Saturation under the default tenancy (no worker serves two tenants), 2 workers:
+/// every job of one tenant (its warm workers reused) vs every job its own tenant (a
+/// fresh fork each), in alternating rounds so that both see the same machine.
+fn tenancy(rep: &mut report::Report, jobs: usize) {
+    let pool = || {
+        Executor::builder()
+            .worker_program(env!("CARGO_BIN_EXE_pyward-worker"))
+            .reuse_across_tenants(false)
+            .workers(2)
+            .build()
+            .expect("pool starts")
+    };
+    let (same, new) = (pool(), pool());
+    let one_tenant = || Job::new(TYPICAL).tenant("a");
+    let own_tenant = || Job::new(TYPICAL);
+    run_jobs(&same, 8, &one_tenant);
+    run_jobs(&new, 8, &own_tenant);
+    let (mut wall_same, mut wall_new) = (Duration::ZERO, Duration::ZERO);
+    let rounds = 2;
+    let per_round = jobs.div_ceil(rounds);
+    for _ in 0..rounds {
+        wall_same += run_jobs(&same, per_round, &one_tenant).0;
+        wall_new += run_jobs(&new, per_round, &own_tenant).0;
+    }
+    let n = per_round * rounds;
+    let rate = |wall: Duration| n as f64 / wall.as_secs_f64();
+    let workload = "typical, 8 threads, by tenant";
+    rep.value(
+        "throughput",
+        workload,
+        "one tenant",
+        "jobs/s",
+        rate(wall_same),
+    )
+    .n(n)
+    .note("2 workers, no reuse across tenants, every job of one tenant");
+    rep.value(
+        "throughput",
+        workload,
+        "a new tenant per job",
+        "jobs/s",
+        rate(wall_new),
+    )
+    .n(n)
+    .note("2 workers, every job its own tenant: a fresh fork of the template each");
+    let ratio = rep.ratio("throughput", workload, "a new tenant per job", "one tenant");
+    println!(
+        "\ntenancy, 2 workers at saturation: one tenant {:.2} jobs/s, a new tenant per job \
+         {:.2} jobs/s: {ratio:.2}x (target >= 0.75x): {}",
+        rate(wall_same),
+        rate(wall_new),
+        if ratio >= 0.75 { "met" } else { "MISSED" }
+    );
 }
 
 fn variant(workers: usize) -> String {

@@ -216,7 +216,11 @@ pub fn soak(cfg: &SoakConfig) -> SoakSummary {
                             "flood" => outcome.stdout.len() <= 64 * 1024,
                             "rejected" => outcome.status() == "rejected",
                             "registry" | "leak" => outcome.is_success(),
-                            "files" => outcome.status() == "scratch_full",
+                            // Files under plain names are artifacts: the artifact
+                            // bound (invalid_output) stops them before the scratch does.
+                            "files" => {
+                                matches!(outcome.status(), "scratch_full" | "invalid_output")
+                            }
                             _ => outcome.status() == "python_error",
                         };
                         if !expected && !chaos_hit {

@@ -1,9 +1,9 @@
 # Describes this interpreter for pyward: run by build.rs (the Python pyward is built
 # against) and by PythonEnv::probe (a run-time override), both with `-I`.
 import importlib.util, json, os, sys, sysconfig
-# What every worker imports during warm-up (pandas on demand); build.rs warns when one
-# is missing.
-REQUIRED = ['numpy', 'matplotlib', 'scipy', 'pandas', 'PIL']
+# What every worker imports during warm-up (pandas and seaborn on demand); build.rs warns
+# when one is missing.
+REQUIRED = ['numpy', 'matplotlib', 'scipy', 'pandas', 'PIL', 'seaborn']
 # The interpreter's own sys.path under -I: stdlib, lib-dynload and, because `site` ran,
 # the virtualenv's site-packages; the worker sets exactly these.
 seen = []

@@ -40,7 +40,7 @@ from matplotlib import figure as mfigure  # noqa: E402
 import render_once  # noqa: E402
 
 
-# --- job environment (a small stand-in for prelude.py's proxies) ------------------------
+# --- job environment (a small stand-in for the prelude's proxies) -----------------------
 
 class _Proxy:
     __slots__ = ('_m',)

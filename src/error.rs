@@ -14,11 +14,18 @@ use std::path::PathBuf;
 #[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The job queue is full and the executor is configured to refuse rather than wait.
-    #[error("queue full ({depth} jobs waiting)")]
+    /// Every place is taken and the executor is configured to refuse rather than wait:
+    /// `workers + depth` jobs are admitted and not answered yet, queued or running. (A
+    /// worker resetting or being replaced after it answered holds no place.)
+    #[error("queue full ({workers} workers busy, {depth} jobs waiting; a place frees about every {} ms)", retry_after.as_millis())]
     QueueFull {
         /// The configured queue depth.
         depth: usize,
+        /// The most workers the pool runs.
+        workers: usize,
+        /// When to try again: the measured time between answers while the pool was
+        /// saturated (one second before any was measured), at least 1 ms.
+        retry_after: std::time::Duration,
     },
     /// The configuration is invalid.
     #[error("invalid configuration: {0}")]

@@ -34,8 +34,30 @@ pub struct FigureSummary {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[non_exhaustive]
 pub struct AxesSummary {
-    /// `[rows, columns, row, column]` of its place in a subplot grid.
+    /// `[rows, columns, row, column]` of the cell the code asked for in a subplot grid
+    /// (the top-left one when it spans several): the outermost grid, never the helper
+    /// grid a colorbar makes inside the cell it takes room from.
     pub grid: Option<[u32; 4]>,
+    /// `[rows, columns]` it spans, when more than one cell (`subplot_mosaic`, `gs[0, :]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<[u32; 2]>,
+    /// `[left, bottom, width, height]` in figure fractions, as placed when it was saved (a
+    /// layout engine may still move it while drawing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<[f64; 4]>,
+    /// What it is to another axes: a colorbar, a twin or an inset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<AxesRole>,
+    /// The first axes (its index in [`FigureSummary::axes`]) of the group sharing this
+    /// x-axis (`sharex=`; twins left out), itself for the first one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shares_x: Option<u32>,
+    /// The same for the y-axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shares_y: Option<u32>,
+    /// The subfigure it is in (`fig.subfigures`), numbered from 1 depth first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subfigure: Option<u32>,
     /// `rectilinear`, `polar`, `3d`, ...
     pub projection: String,
     /// Whether this axes is a colorbar.
@@ -65,6 +87,34 @@ pub struct AxesSummary {
     /// Series past the first 20.
     #[serde(default)]
     pub more_series: u32,
+}
+
+/// What an axes is to another one, read from matplotlib's own records (a colorbar's
+/// parents, the twin group, child axes) or, for an axes placed by hand, its position.
+/// Axes are named by their index in [`FigureSummary::axes`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum AxesRole {
+    /// A colorbar (`fig.colorbar`).
+    Colorbar {
+        /// The axes it belongs to (`ax=`, or the axes of what it maps).
+        of: Vec<u32>,
+        /// `right`, `left`, `top`, `bottom` or `inside` of them.
+        side: Option<String>,
+    },
+    /// A twin: `twinx` (a second y-axis, `axis` "y") or `twiny` (`axis` "x").
+    Twin {
+        /// The axes it was made from.
+        of: u32,
+        /// The axis it adds: "y" (on the right) or "x" (on top).
+        axis: String,
+    },
+    /// Inside another axes (`ax.inset_axes`, an `add_axes` rectangle within it).
+    Inset {
+        /// The axes it is in.
+        of: u32,
+    },
 }
 
 /// One plotted series.
@@ -98,7 +148,7 @@ pub struct Series {
 pub struct FigureNotes {
     /// Every `savefig` with a path, in order.
     pub saves: Vec<SavedFigure>,
-    /// Whether the job called `plt.show()` (which displays nothing here).
+    /// Whether the job called `plt.show()` (which returns each drawn figure open then).
     pub shown: bool,
     /// Numbers of figures the job drew on but never saved.
     pub unsaved_figures: Vec<u32>,
@@ -106,6 +156,8 @@ pub struct FigureNotes {
     pub errors: Vec<String>,
     /// Time spent summarizing figures, in milliseconds (part of the job's exec time).
     pub describe_ms: f64,
+    /// The code defines a top-level `main()` that it never calls (and raised nothing).
+    pub uncalled_main: bool,
 }
 
 /// One `savefig` call.
@@ -150,8 +202,8 @@ impl FigureNotes {
         }
         if self.shown {
             return Some(
-                "the code called plt.show(), which displays nothing here; save the figure \
-                 with plt.savefig(OUT) instead"
+                "the code called plt.show() while no figure had anything drawn; draw the \
+                 data before showing or saving it"
                     .into(),
             );
         }
@@ -159,6 +211,13 @@ impl FigureNotes {
             return Some(format!(
                 "figure {n} was drawn but never saved; end with plt.savefig(OUT)"
             ));
+        }
+        if self.uncalled_main {
+            return Some(
+                "the code defines main() but never calls it, so nothing ran; call it at \
+                 the end: if __name__ == \"__main__\": main()"
+                    .into(),
+            );
         }
         None
     }
@@ -182,19 +241,35 @@ impl FigureNotes {
         let summary = save.summary.as_ref()?;
         if summary.is_empty() {
             let what = if summary.axes.is_empty() {
-                "has no axes and nothing drawn"
+                "has no axes and nothing drawn".to_string()
             } else {
-                "has axes but nothing drawn on them (no lines, bars, points, images or text)"
+                let labelled = summary
+                    .axes
+                    .iter()
+                    .any(|a| a.xlabel.is_some() || a.ylabel.is_some());
+                format!(
+                    "has {} axes{} but nothing drawn on them: no lines, bars, points, images, \
+                     patches, text, titles or legends",
+                    summary.axes.len(),
+                    if labelled { " with axis labels" } else { "" }
+                )
             };
             return Some((
                 "empty-figure",
                 format!("{artifact} {what}; plot the data before plt.savefig(OUT)"),
             ));
         }
+        // A series with only NaN values draws nothing. It is the job's mistake when the
+        // job named it (a label) or when nothing else on its axes has a value; an
+        // unnamed one beside drawn data is a library's helper (seaborn's error bars of
+        // a category with one row) and refusing it would refuse a real figure.
         let all_nan: Vec<&Series> = summary
             .axes
             .iter()
-            .flat_map(|a| &a.series)
+            .flat_map(|a| {
+                let drawn = a.series.iter().any(|s| s.nan < s.points);
+                a.series.iter().filter(move |s| s.label.is_some() || !drawn)
+            })
             // One NaN point is the legend-proxy idiom (`plt.plot(np.nan, np.nan, label=..)`).
             .filter(|s| s.points > 1 && s.nan == s.points)
             .collect();
@@ -220,38 +295,120 @@ impl FigureNotes {
 }
 
 impl FigureSummary {
-    /// Whether nothing at all is drawn: no series and no text anywhere.
+    /// Whether nothing at all is drawn: no series, text, title or legend anywhere (a
+    /// legend of proxy artists on empty axes, a title alone, are something drawn).
     pub fn is_empty(&self) -> bool {
         self.texts.is_empty()
-            && self
-                .axes
-                .iter()
-                .all(|a| a.series.is_empty() && a.texts.is_empty())
+            && self.axes.iter().all(|a| {
+                a.series.is_empty()
+                    && a.texts.is_empty()
+                    && a.legend.is_empty()
+                    && a.title.is_none()
+            })
     }
 
-    /// One paragraph for a model: "1 axes. 'Revenue by region' (x 'region', y
-    /// 'revenue'): 4 bars 'revenue' (12–48.5). Legend: ...".
+    /// One paragraph for a model: "2 axes in a 1x2 grid, a colorbar beside axes 1
+    /// (right). Axes 1 'scan': image 64x64 ...; Axes 2 ...". The grid is the one the code
+    /// asked for, and colorbars, twins, insets and shared axes say which axes they
+    /// belong to.
     pub fn text(&self) -> String {
-        let plots: Vec<&AxesSummary> = self.axes.iter().filter(|a| !a.colorbar).collect();
-        let colorbars = self.axes.len() - plots.len();
+        let plots: Vec<usize> = (0..self.axes.len())
+            .filter(|&i| !self.axes[i].colorbar)
+            .collect();
+        // An axes as the text numbers it: its place among the axes that are not colorbars.
+        let name = |index: u32| -> String {
+            match plots.iter().position(|&i| i == index as usize) {
+                Some(n) => format!("{}", n + 1),
+                None => "?".into(),
+            }
+        };
+        let names = |indexes: &[u32]| -> String {
+            let names: Vec<String> = indexes.iter().map(|&i| name(i)).collect();
+            match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => {
+                    format!("axes {} and {last}", rest.join(", "))
+                }
+                _ => format!("axes {}", names.join("")),
+            }
+        };
         let mut t = String::new();
         let _ = write!(t, "{} axes", plots.len() + self.more_axes as usize);
-        if let Some([rows, cols, ..]) = plots.first().and_then(|a| a.grid) {
-            if rows * cols > 1 {
-                let _ = write!(t, " in a {rows}x{cols} grid");
+        t.push_str(&self.layout(&plots));
+        for a in self.axes.iter().filter(|a| a.colorbar) {
+            t.push_str(", a colorbar");
+            if let Some(AxesRole::Colorbar { of, side }) = &a.role {
+                if !of.is_empty() {
+                    let whose = names(of);
+                    let _ = match side.as_deref() {
+                        Some(s @ ("right" | "left")) => write!(t, " beside {whose} ({s})"),
+                        Some("top") => write!(t, " above {whose}"),
+                        Some("bottom") => write!(t, " below {whose}"),
+                        Some("inside") => write!(t, " inside {whose}"),
+                        _ => write!(t, " of {whose}"),
+                    };
+                }
             }
-        }
-        if colorbars > 0 {
-            let _ = write!(t, ", {colorbars} colorbar{}", plural(colorbars));
         }
         if let Some(title) = self.texts.first() {
             let _ = write!(t, ", titled {title:?}");
         }
         t.push('.');
-        for (i, a) in plots.iter().enumerate() {
+        for &i in &plots {
+            let a = &self.axes[i];
+            let _ = match &a.role {
+                Some(AxesRole::Twin { of, axis }) => write!(
+                    t,
+                    " Axes {} is a twin of axes {} ({}).",
+                    name(i as u32),
+                    name(*of),
+                    if axis == "x" {
+                        "top x-axis"
+                    } else {
+                        "right y-axis"
+                    }
+                ),
+                Some(AxesRole::Inset { of }) => write!(
+                    t,
+                    " Axes {} is an inset in axes {}.",
+                    name(i as u32),
+                    name(*of)
+                ),
+                _ => Ok(()),
+            };
+        }
+        for (axis, shares) in [
+            (
+                "x",
+                plots
+                    .iter()
+                    .map(|&i| self.axes[i].shares_x)
+                    .collect::<Vec<_>>(),
+            ),
+            ("y", plots.iter().map(|&i| self.axes[i].shares_y).collect()),
+        ] {
+            let mut roots: Vec<u32> = shares.iter().flatten().copied().collect();
+            roots.sort_unstable();
+            roots.dedup();
+            for root in roots {
+                let group: Vec<u32> = plots
+                    .iter()
+                    .zip(&shares)
+                    .filter(|(_, s)| **s == Some(root))
+                    .map(|(&i, _)| i as u32)
+                    .collect();
+                if group.len() == plots.len() && plots.len() > 1 {
+                    let _ = write!(t, " All axes share the {axis}-axis.");
+                } else if group.len() > 1 {
+                    let _ = write!(t, " {} share the {axis}-axis.", capitalized(&names(&group)));
+                }
+            }
+        }
+        let many = plots.len() > 1;
+        for (n, &i) in plots.iter().enumerate() {
+            let a = &self.axes[i];
             t.push(' ');
-            if plots.len() > 1 {
-                let _ = write!(t, "Axes {}", i + 1);
+            if many {
+                let _ = write!(t, "Axes {}", n + 1);
                 if let Some(title) = &a.title {
                     let _ = write!(t, " {title:?}");
                 }
@@ -260,27 +417,40 @@ impl FigureSummary {
             } else {
                 t.push_str("Axes");
             }
-            let labels: Vec<String> = [("x", &a.xlabel, &a.xscale), ("y", &a.ylabel, &a.yscale)]
-                .iter()
-                .filter_map(|(axis, label, scale)| {
-                    let log = if scale.as_str() == "linear" {
-                        String::new()
-                    } else {
-                        format!(" {scale}")
-                    };
-                    match label {
-                        Some(l) => Some(format!("{axis}{log} {l:?}")),
-                        None if !log.is_empty() => Some(format!("{axis}{log}")),
-                        None => None,
-                    }
-                })
-                .collect();
+            let mut labels: Vec<String> = Vec::new();
+            if a.projection != "rectilinear" && !a.projection.is_empty() {
+                labels.push(a.projection.clone());
+            }
+            if let (Some(subfigure), true) = (a.subfigure, many) {
+                labels.push(format!("subfigure {subfigure}"));
+            }
+            if let (Some([_, _, row, col]), Some([rows, cols])) = (a.grid, a.span) {
+                labels.push(spanned(row, col, rows, cols));
+            }
+            labels.extend(
+                [("x", &a.xlabel, &a.xscale), ("y", &a.ylabel, &a.yscale)]
+                    .iter()
+                    .filter_map(|(axis, label, scale)| {
+                        let log = if scale.as_str() == "linear" {
+                            String::new()
+                        } else {
+                            format!(" {scale}")
+                        };
+                        match label {
+                            Some(l) => Some(format!("{axis}{log} {l:?}")),
+                            None if !log.is_empty() => Some(format!("{axis}{log}")),
+                            None => None,
+                        }
+                    }),
+            );
             if !labels.is_empty() {
                 let _ = write!(t, " ({})", labels.join(", "));
             }
             t.push_str(": ");
-            if a.series.is_empty() {
+            if a.series.is_empty() && (a.legend.is_empty() && a.texts.is_empty()) {
                 t.push_str("nothing drawn");
+            } else if a.series.is_empty() {
+                t.push_str("no data plotted"); // a proxy legend or text alone
             } else {
                 let parts: Vec<String> = a.series.iter().map(Series::describe).collect();
                 t.push_str(&parts.join("; "));
@@ -295,11 +465,62 @@ impl FigureSummary {
                 let _ = write!(t, ". Text: {}", quoted(&a.texts));
             }
             if !a.visible {
-                t.push_str(" (axis lines hidden)");
+                t.push_str(" (axis turned off)");
             }
             t.push('.');
         }
         t
+    }
+
+    /// " in a 1x2 grid", " in a 2x2 grid and a 2x1 grid", " in 2 subfigures", or nothing
+    /// (one cell): the grids the code asked for, read from the axes that are neither
+    /// colorbars, twins nor insets.
+    fn layout(&self, plots: &[usize]) -> String {
+        let main: Vec<&AxesSummary> = plots
+            .iter()
+            .map(|&i| &self.axes[i])
+            .filter(|a| a.role.is_none())
+            .collect();
+        let mut subfigures: Vec<u32> = main.iter().filter_map(|a| a.subfigure).collect();
+        subfigures.sort_unstable();
+        subfigures.dedup();
+        if subfigures.len() > 1 {
+            return format!(" in {} subfigures", subfigures.len());
+        }
+        let mut shapes: Vec<(u32, u32)> = Vec::new();
+        for a in &main {
+            if let Some([rows, cols, ..]) = a.grid {
+                if !shapes.contains(&(rows, cols)) {
+                    shapes.push((rows, cols));
+                }
+            }
+        }
+        if shapes.iter().all(|(r, c)| r * c == 1) {
+            return String::new();
+        }
+        let grids: Vec<String> = shapes
+            .iter()
+            .map(|(r, c)| format!("a {r}x{c} grid"))
+            .collect();
+        format!(" in {}", grids.join(" and "))
+    }
+}
+
+/// "rows 1–2", "columns 1–2", "rows 1–2, columns 2–3": the cells an axes spans.
+fn spanned(row: u32, col: u32, rows: u32, cols: u32) -> String {
+    let range = |start: u32, n: u32| format!("{}–{}", start + 1, start + n);
+    match (rows > 1, cols > 1) {
+        (true, true) => format!("rows {}, columns {}", range(row, rows), range(col, cols)),
+        (true, false) => format!("rows {}", range(row, rows)),
+        _ => format!("columns {}", range(col, cols)),
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 
@@ -417,6 +638,20 @@ mod tests {
     }
 
     #[test]
+    fn a_legend_or_a_title_alone_is_something_drawn() {
+        let mut empty = bars();
+        empty.axes[0].series.clear();
+        empty.axes[0].title = None;
+        assert!(empty.is_empty());
+        let mut legend = empty.clone();
+        legend.axes[0].legend = vec!["proxy".into()];
+        assert!(!legend.is_empty());
+        let mut title = empty.clone();
+        title.axes[0].title = Some("b)".into());
+        assert!(!title.is_empty());
+    }
+
+    #[test]
     fn numbers_are_short() {
         assert_eq!(number(48.5), "48.5");
         assert_eq!(number(1234.5678), "1235");
@@ -442,5 +677,29 @@ mod tests {
         assert_eq!(check, "all-nan");
         assert!(detail.contains("drawn at line 3"), "{detail}");
         assert!(notes.problem("other.png").is_none());
+
+        // Unnamed NaN lines beside drawn bars (seaborn's error bars of one-row
+        // categories) are a library's helpers, not a mistake; a named one is.
+        let mut summary = bars();
+        summary.axes[0].series.push(Series {
+            kind: "line".into(),
+            points: 2,
+            nan: 2,
+            ..Series::default()
+        });
+        let saved = |summary| FigureNotes {
+            saves: vec![SavedFigure {
+                target: "figure.png".into(),
+                in_out: true,
+                summary: Some(summary),
+                other_figures_drawn: vec![],
+            }],
+            ..FigureNotes::default()
+        };
+        assert!(saved(summary.clone()).problem("figure.png").is_none());
+        summary.axes[0].series[1].label = Some("forecast".into());
+        let (check, detail) = saved(summary).problem("figure.png").unwrap();
+        assert_eq!(check, "all-nan");
+        assert!(detail.contains("\"forecast\""), "{detail}");
     }
 }

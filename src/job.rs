@@ -7,10 +7,11 @@ use std::time::Duration;
 use numpy::ndarray::{ArrayBase, Data, Dimension};
 
 use crate::array::{ArrayElement, SharedArray};
-use crate::validate::{TableCheck, Validator};
+use crate::validate::{Expectations, TableCheck, Validator};
 
 /// Where a job's input files come from.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Source {
     /// Every regular file below a directory, with its relative path.
     Dir(PathBuf),
@@ -39,6 +40,9 @@ pub struct Job {
     pub(crate) out_name: String,
     pub(crate) expected: Vec<String>,
     pub(crate) validators: Vec<Arc<dyn Validator>>,
+    /// The declarations given to [`Job::expect`], merged: what a run record keeps so
+    /// that a replay checks the same tables.
+    pub(crate) expectations: Option<Expectations>,
     pub(crate) blank_check: bool,
     pub(crate) task: Option<String>,
     pub(crate) figures_in_memory: bool,
@@ -62,6 +66,7 @@ impl Job {
             out_name: "figure.png".to_string(),
             expected: Vec::new(),
             validators: Vec::new(),
+            expectations: None,
             blank_check: true,
             task: None,
             figures_in_memory: false,
@@ -174,12 +179,53 @@ impl Job {
         self
     }
 
-    /// Adds table checks over a CSV artifact (which then becomes a required artifact).
+    /// Adds table checks over a CSV or `.xlsx` artifact (which then becomes a required
+    /// artifact).
     pub fn table_check(mut self, check: TableCheck) -> Job {
         if !self.expected.contains(&check.artifact) {
             self.expected.push(check.artifact.clone());
         }
         self.validator(check)
+    }
+
+    /// Declares what the job must write and the checks on it ([`Expectations`], the
+    /// versioned form every door takes). `OUT` becomes the figure listed, else the first
+    /// artifact: a job that lists tables and no figure is a table job, valid without a
+    /// figure. Every listed artifact and every checked table is required.
+    ///
+    /// ```
+    /// let e = pyward::validate::Expectations::from_toml(
+    ///     "version = 1\nartifacts = [\"result.xlsx\"]",
+    /// ).unwrap();
+    /// let job = pyward::Job::new("df.to_excel(OUT)").expect(&e);
+    /// ```
+    pub fn expect(mut self, expectations: &Expectations) -> Job {
+        if let Some(out) = expectations.out_name() {
+            self.out_name = out.to_string();
+        }
+        for a in expectations.required() {
+            if a != self.out_name && !self.expected.contains(&a) {
+                self.expected.push(a);
+            }
+        }
+        for t in &expectations.tables {
+            self = self.table_check(t.clone());
+        }
+        self.expectations = Some(match self.expectations.take() {
+            Some(mut kept) => {
+                kept.artifacts
+                    .extend(expectations.artifacts.iter().cloned());
+                kept.tables.extend(expectations.tables.iter().cloned());
+                kept
+            }
+            None => expectations.clone(),
+        });
+        self
+    }
+
+    /// What [`Job::expect`] declared (merged over several calls).
+    pub fn expectations(&self) -> Option<&Expectations> {
+        self.expectations.as_ref()
     }
 
     /// Accepts a PNG `OUT` whose pixels are all one colour (refused by default: a blank

@@ -115,8 +115,8 @@ pub use job::{Job, Source};
 /// The `ndarray` version [`Job::with_array`] accepts (re-exported from the `numpy` crate).
 pub use numpy::ndarray;
 pub use outcome::{
-    Artifact, JobFailure, Outcome, PythonError, RetireReason, Retirement, StoppedAt, Timings,
-    WorkerExit, WorkerInfo, STDERR_TAIL_CHARS,
+    Artifact, JobFailure, Obtained, Outcome, PythonError, RetireReason, Retirement, StoppedAt,
+    Timings, WorkerExit, WorkerInfo, STDERR_TAIL_CHARS,
 };
 pub use python_env::{PythonEnv, PYTHON_ENV_VAR};
 pub use supervisor::{

@@ -13,7 +13,7 @@ use crate::sandbox::{Enforcement, ScratchLimit};
 /// Longest stderr tail a failure carries, in characters: what the job wrote to
 /// `sys.stderr`, then what its process wrote below Python, newest kept. It is read by
 /// a model, so it is the shortest of the three stderr caps (the others: what a job may
-/// write, `_JOB_STDERR_CAP` in `python/prelude.py`, and what the host keeps of a worker
+/// write, `_JOB_STDERR_CAP` in `python/prelude/state.py`, and what the host keeps of a worker
 /// process's own stderr, `STDERR_KEEP` in `supervisor/launch.rs`).
 pub const STDERR_TAIL_CHARS: usize = 1500;
 
@@ -79,6 +79,14 @@ impl Outcome {
     /// The artifact with this file name.
     pub fn artifact(&self, name: &str) -> Option<&Artifact> {
         self.artifacts().iter().find(|a| a.name == name)
+    }
+
+    /// The job's figure for a caller that expects one: the artifact named `out` (the
+    /// job's `OUT`), else the only figure the job made, whatever the code named it
+    /// (`plt.savefig("novice.png")`); `None` when it made none, or several and none
+    /// named `out`.
+    pub fn figure(&self, out: &str) -> Option<&Artifact> {
+        main_figure(out, self.artifacts())
     }
 
     /// The failure, if any.
@@ -180,7 +188,17 @@ pub struct Artifact {
     /// What the figure shows, read when it was saved (`None` for other files, or when
     /// [`Job::describe_figures`](crate::Job::describe_figures) is off).
     pub figure: Option<FigureSummary>,
+    /// How the job made it (`None`: the worker did not say, as for a file it found in
+    /// the output directory without a write it saw).
+    pub obtained: Option<Obtained>,
+    /// The path the code asked for when it was not a plain name in the output
+    /// directory (`/mnt/data/plot.png`, `../x.png`, `out/fig1.png`): the file went to
+    /// the output directory under its base name instead. **Untrusted** text of the
+    /// job's; show it escaped.
+    pub requested: Option<String>,
 }
+
+pub use crate::protocol::Obtained;
 
 /// Which worker ran a job.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -216,6 +234,17 @@ pub struct Timings {
     pub describe: Duration,
     /// Validating the artifacts.
     pub validate: Duration,
+    /// From the job handed to the worker to its answer read and checked: `exec`, the
+    /// prelude's work around it (the job's globals, collecting what it wrote) and the
+    /// frames both ways.
+    #[serde(default)]
+    pub answer: Duration,
+    /// Waiting, after the answer, for the worker's report of its between-job reset
+    /// (housekeeping, the state guard's check, emptying its directories): the outcome
+    /// says whether the reset retired the worker, so it waits for the report. Figures
+    /// are encoded and checked meanwhile; only what is left of the reset is counted.
+    #[serde(default)]
+    pub reset: Duration,
     /// From `run` being called to the outcome.
     pub total: Duration,
 }
@@ -499,6 +528,9 @@ impl JobFailure {
                     s.push_str("\nA KeyError names a column or key that does not exist: check the spelling against the data.");
                 }
                 match e.type_name.as_str() {
+                    // A name the module does not have is no refused module: the hint
+                    // says what replaces it.
+                    "ImportError" if e.message.starts_with("cannot import name") => {}
                     "ImportError" | "ModuleNotFoundError" => s.push_str("\nOnly the allowed modules can be imported."),
                     "FileNotFoundError" | "IsADirectoryError" | "NotADirectoryError" => s.push_str(
                         "\nInput files are read-only and listed by listdir(); open them through srcpath('name'), e.g. pd.read_csv(srcpath('data.csv')).",
@@ -581,6 +613,28 @@ pub(crate) fn tail_chars(text: &str, max: usize) -> String {
     }
     text.chars().skip(count - max).collect()
 }
+
+/// The artifact that stands for `OUT` (`out`): the one of that name, else the only
+/// figure (png, svg, pdf, jpg, webp) among them, whatever the code named it.
+pub fn main_figure<'a>(out: &str, artifacts: &'a [Artifact]) -> Option<&'a Artifact> {
+    if let Some(a) = artifacts.iter().find(|a| a.name == out) {
+        return Some(a);
+    }
+    let mut figures = artifacts.iter().filter(|a| is_figure(&a.name));
+    match (figures.next(), figures.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
+}
+
+/// Whether a file name has the suffix of a figure format.
+pub fn is_figure(name: &str) -> bool {
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    FIGURE_SUFFIXES.iter().any(|s| ext.eq_ignore_ascii_case(s))
+}
+
+/// Suffixes of the figure formats a job may save, each checked as its own format.
+pub const FIGURE_SUFFIXES: [&str; 6] = ["png", "svg", "pdf", "jpg", "jpeg", "webp"];
 
 #[cfg(test)]
 mod tests {

@@ -62,6 +62,28 @@ pub enum NameError {
     /// A relative path with an empty component (`a//b`, `a/`).
     #[error("the path has an empty component")]
     EmptyComponent,
+    /// An output name ([`check_out_name`]) without one of [`OUT_SUFFIXES`].
+    #[error("the name does not end in .png, .svg, .pdf, .csv, .json, .txt or .xlsx")]
+    Suffix,
+}
+
+/// The suffixes an output name may end in ([`check_out_name`]): the figure formats and
+/// the data formats whose content the output checks verify (case does not matter).
+pub const OUT_SUFFIXES: [&str; 7] = ["png", "svg", "pdf", "csv", "json", "txt", "xlsx"];
+
+/// Accepts a name a client gives for a job's output (the HTTP `options.out_name`): one
+/// plain file name ([`check_file_name`]) ending in one of [`OUT_SUFFIXES`]. The one
+/// test of every output name a request may give, so that a refusal says what was
+/// wrong before any worker sees the name.
+pub fn check_out_name(name: &str) -> Result<(), NameError> {
+    check_file_name(name)?;
+    let suffix = name
+        .rsplit_once('.')
+        .map(|(stem, s)| (stem, s.to_ascii_lowercase()));
+    match suffix {
+        Some((stem, s)) if !stem.is_empty() && OUT_SUFFIXES.contains(&s.as_str()) => Ok(()),
+        _ => Err(NameError::Suffix),
+    }
 }
 
 /// Longest relative path [`check_relative_path`] accepts, in bytes (Linux's `PATH_MAX`).
@@ -331,6 +353,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_output_name_is_one_plain_name_with_a_known_suffix() {
+        for ok in [
+            "figure.png",
+            "a.SVG",
+            "x.pdf",
+            "t.csv",
+            "d.json",
+            "r.txt",
+            "a.b.png",
+        ] {
+            assert_eq!(check_out_name(ok), Ok(()), "{ok}");
+        }
+        for (bad, why) in [
+            ("../../tmp/x.png", NameError::Separator),
+            ("/etc/x.png", NameError::Separator),
+            ("sub/x.png", NameError::Separator),
+            ("", NameError::Empty),
+            (".", NameError::DotName),
+            ("x.exe", NameError::Suffix),
+            ("png", NameError::Suffix),
+            (".png", NameError::Suffix),
+            ("x.png.bak", NameError::Suffix),
+        ] {
+            assert_eq!(check_out_name(bad), Err(why), "{bad:?}");
+        }
+        assert_eq!(
+            check_out_name(&format!("{}.png", "a".repeat(MAX_NAME_BYTES))),
+            Err(NameError::TooLong)
+        );
+    }
+
+    #[test]
     fn only_plain_names_pass() {
         for ok in [
             "figure.png",
@@ -391,6 +445,8 @@ mod dir_tests {
             media_type: "image/png".into(),
             bytes: bytes.to_vec(),
             figure: None,
+            obtained: None,
+            requested: None,
         }
     }
 

@@ -22,6 +22,7 @@ use crate::array::SharedArray;
 pub use crate::digest::sha256_hex;
 use crate::gate::Policy;
 use crate::job::{Job, Source};
+use crate::outcome::Outcome;
 use crate::output_dir::{check_file_name, check_relative_path, Existing, OutputDir};
 use crate::report::Report;
 use crate::supervisor::Attempt;
@@ -68,6 +69,10 @@ pub struct RunRecord {
     pub png_encoder: PngEncoder,
     /// Ids of the job's own validators (their configuration is the caller's).
     pub validators: Vec<String>,
+    /// What the job declared it must write and the checks on its tables
+    /// ([`Job::expect`](crate::Job::expect)): a replay checks the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expectations: Option<crate::validate::Expectations>,
     /// Every input file.
     pub inputs: Vec<InputRecord>,
     /// Every shared array ([`Job::with_array`]), stored as `arrays/<name>.npy`.
@@ -86,6 +91,7 @@ fn matplotlib_encoder() -> PngEncoder {
 
 /// One input file of the run.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct InputRecord {
     /// Path relative to `SRC`.
     pub name: String,
@@ -99,6 +105,7 @@ pub struct InputRecord {
 
 /// One shared array of the run.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ArrayRecord {
     /// Its name in the job's globals.
     pub name: String,
@@ -163,6 +170,12 @@ pub struct ArtifactRecord {
     pub bytes: u64,
     /// Hex sha256 of the contents.
     pub sha256: String,
+    /// How the code made it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obtained: Option<crate::Obtained>,
+    /// The path the code asked for, when it was not a plain name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested: Option<String>,
 }
 
 /// Writes run records under one directory.
@@ -305,6 +318,8 @@ impl Recorder {
                     media_type: a.media_type.clone(),
                     bytes: a.bytes.len() as u64,
                     sha256: sha256_hex(&a.bytes),
+                    obtained: a.obtained,
+                    requested: a.requested.clone(),
                 });
             }
             records.push(AttemptRecord {
@@ -331,6 +346,7 @@ impl Recorder {
             tenant: job.tenant.as_deref().map(str::to_string),
             png_encoder,
             validators: job.validators.iter().map(|v| v.id()).collect(),
+            expectations: job.expectations.clone(),
             inputs,
             arrays,
             attempts: records,
@@ -402,6 +418,13 @@ pub fn replay_job(run_dir: &Path, record: &RunRecord, index: usize) -> Result<Jo
     let mut job = Job::new(attempt.code.clone().into_bytes())
         .out_name(record.out_name.clone())
         .seed(attempt.seed());
+    if let Some(expectations) = &record.expectations {
+        // A record is a file that may have been edited: its declaration is read again
+        // as any door reads one.
+        let checked = crate::validate::Expectations::from_json(&expectations.to_json())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        job = job.expect(&checked);
+    }
     job.expected = record.expected.clone();
     job.blank_check = record.blank_check;
     job.figures_in_memory = record.figures_in_memory;
@@ -450,6 +473,7 @@ pub fn replay_job(run_dir: &Path, record: &RunRecord, index: usize) -> Result<Jo
 /// How a replayed artifact compares with the recorded one.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ArtifactMatch {
     /// The same bytes (sha256).
     Identical,
@@ -463,17 +487,21 @@ pub enum ArtifactMatch {
 
 /// One artifact of a replayed attempt.
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReplayedArtifact {
     /// File name.
     pub name: String,
     /// The recorded sha256 (`None` for a new artifact).
     pub recorded_sha256: Option<String>,
+    /// How the code made it this time (`None`: missing, or not said).
+    pub obtained: Option<crate::Obtained>,
     /// The comparison.
     pub verdict: ArtifactMatch,
 }
 
 /// One attempt run again.
 #[derive(Serialize, Debug, Clone)]
+#[non_exhaustive]
 pub struct ReplayedAttempt {
     /// Its status now (`ok` or the failure's status word).
     pub status: String,
@@ -485,6 +513,7 @@ pub struct ReplayedAttempt {
 
 /// A recorded run run again, attempt by attempt.
 #[derive(Serialize, Debug, Clone)]
+#[non_exhaustive]
 pub struct Replay {
     /// The attempts, in recorded order.
     pub attempts: Vec<ReplayedAttempt>,
@@ -523,6 +552,16 @@ pub enum ReplayRunError {
 /// says (policy, PNG encoder, memory and time limits), with the recorded seeds and
 /// verified inputs, and compares statuses and artifact bytes.
 pub fn replay(run_dir: &Path) -> Result<Replay, ReplayRunError> {
+    replay_with(run_dir, |executor, job| executor.run(job))
+}
+
+/// [`replay`] with each attempt run by `run` on the replay's pool (a caller's own way of
+/// running jobs, such as a service every job of a program goes through) instead of
+/// [`Executor::run`].
+pub fn replay_with(
+    run_dir: &Path,
+    run: impl FnMut(&Executor, Job) -> crate::Result<Outcome>,
+) -> Result<Replay, ReplayRunError> {
     let record = load(run_dir).map_err(ReplayError::from)?;
     let executor = Executor::builder()
         .workers(1)
@@ -532,7 +571,7 @@ pub fn replay(run_dir: &Path) -> Result<Replay, ReplayRunError> {
         .timeout(std::time::Duration::from_millis(record.timeout_ms))
         .build()
         .map_err(|error| ReplayRunError::Executor { attempt: 0, error })?;
-    replay_on(&executor, run_dir, &record)
+    replay_on_with(&executor, run_dir, &record, run)
 }
 
 /// Whether `executor` can replay `record` faithfully: the same gate policy and PNG
@@ -548,23 +587,32 @@ pub fn replay_on(
     run_dir: &Path,
     record: &RunRecord,
 ) -> Result<Replay, ReplayRunError> {
+    replay_on_with(executor, run_dir, record, |executor, job| executor.run(job))
+}
+
+/// [`replay_on`] with each attempt run by `run` (see [`replay_with`]).
+pub fn replay_on_with(
+    executor: &Executor,
+    run_dir: &Path,
+    record: &RunRecord,
+    mut run: impl FnMut(&Executor, Job) -> crate::Result<Outcome>,
+) -> Result<Replay, ReplayRunError> {
     let jobs = (0..record.attempts.len())
         .map(|i| replay_job(run_dir, record, i))
         .collect::<Result<Vec<Job>, _>>()?;
     let mut attempts = Vec::with_capacity(jobs.len());
     for (i, (job, recorded)) in jobs.into_iter().zip(&record.attempts).enumerate() {
-        let outcome = executor
-            .run(job)
-            .map_err(|error| ReplayRunError::Executor {
-                attempt: i + 1,
-                error,
-            })?;
+        let outcome = run(executor, job).map_err(|error| ReplayRunError::Executor {
+            attempt: i + 1,
+            error,
+        })?;
         let mut artifacts: Vec<ReplayedArtifact> = recorded
             .artifacts
             .iter()
             .map(|want| ReplayedArtifact {
                 name: want.name.clone(),
                 recorded_sha256: Some(want.sha256.clone()),
+                obtained: outcome.artifact(&want.name).and_then(|a| a.obtained),
                 verdict: match outcome.artifact(&want.name) {
                     Some(a) if sha256_hex(&a.bytes) == want.sha256 => ArtifactMatch::Identical,
                     Some(_) => ArtifactMatch::Different,
@@ -580,6 +628,7 @@ pub fn replay_on(
                 .map(|a| ReplayedArtifact {
                     name: a.name.clone(),
                     recorded_sha256: None,
+                    obtained: a.obtained,
                     verdict: ArtifactMatch::New,
                 }),
         );
@@ -639,6 +688,8 @@ mod tests {
                 media_type: "image/png".into(),
                 bytes: b"canary-bytes".to_vec(),
                 figure: None,
+                obtained: None,
+                requested: None,
             })
             .collect());
         Attempt {

@@ -17,9 +17,10 @@ use crate::error::Error;
 use crate::figure::FigureSummary;
 use crate::gate::{BadInput, Verdict, Violation};
 use crate::outcome::{
-    Artifact, JobFailure, Outcome, PythonError, Retirement, WorkerExit, WorkerInfo,
+    Artifact, JobFailure, Obtained, Outcome, PythonError, Retirement, WorkerExit, WorkerInfo,
 };
 use crate::sandbox::ScratchLimit;
+use crate::validate::TablePreview;
 
 /// The JSON Schema (draft 2020-12) every serialized [`Report`] validates against.
 pub const JSON_SCHEMA: &str = include_str!("../docs/report.schema.json");
@@ -171,6 +172,16 @@ pub struct ArtifactReport {
     /// What the figure shows (see [`FigureSummary`]), when it was described.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub figure: Option<FigureSummary>,
+    /// How the code made it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obtained: Option<Obtained>,
+    /// The path the code asked for, when it was not a plain name: the file is this
+    /// artifact under its base name instead. The job's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested: Option<String>,
+    /// What a table artifact (CSV, workbook) holds: shape, columns, first rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<TablePreview>,
 }
 
 /// Time spent in each step, in milliseconds (microsecond resolution).
@@ -214,6 +225,9 @@ impl ArtifactReport {
             data_base64: embed
                 .then(|| base64::engine::general_purpose::STANDARD.encode(&artifact.bytes)),
             figure: artifact.figure.clone(),
+            obtained: artifact.obtained,
+            requested: artifact.requested.clone(),
+            table: TablePreview::of(&artifact.name, &artifact.bytes),
         }
     }
 

@@ -878,10 +878,7 @@ fn run_child(case: &str) -> ChildResult {
             expect_errno("setxattr", rc.into(), &[libc::EPERM])
         }
         "rlimit_raise" => {
-            confine_with(Rlimits {
-                file_size: Some(MIB),
-                ..Rlimits::default()
-            })?;
+            confine_with(Rlimits::default().file_size(MIB))?;
             let big = libc::rlimit {
                 rlim_cur: libc::RLIM_INFINITY,
                 rlim_max: libc::RLIM_INFINITY,
@@ -913,10 +910,7 @@ fn run_child(case: &str) -> ChildResult {
             Ok(())
         }
         "fsize" => {
-            confine_with(Rlimits {
-                file_size: Some(MIB),
-                ..Rlimits::default()
-            })?;
+            confine_with(Rlimits::default().file_size(MIB))?;
             let mut f =
                 std::fs::File::create(env_path(RW).join("big.bin")).map_err(|e| e.to_string())?;
             let chunk = vec![7u8; 64 * 1024];
@@ -932,10 +926,7 @@ fn run_child(case: &str) -> ChildResult {
             Err("wrote 2 MiB past a 1 MiB cap".into())
         }
         "address_space" => {
-            confine_with(Rlimits {
-                address_space: Some(4 << 30),
-                ..Rlimits::default()
-            })?;
+            confine_with(Rlimits::default().address_space(4 << 30))?;
             // SAFETY: anonymous mapping request; only the failure is inspected.
             let p = unsafe {
                 libc::mmap(

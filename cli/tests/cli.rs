@@ -74,7 +74,11 @@ fn check_json_reports_violations_and_exit_codes() {
     assert_eq!(v["kind"], "check");
     assert_eq!(v["schema_version"], 1);
 
-    let bad = write(dir.path(), "bad.py", "import os\nos.system('true')\n");
+    let bad = write(
+        dir.path(),
+        "bad.py",
+        "import glob\nprint(glob.glob('*.csv'))\n",
+    );
     let out = pyward()
         .args(["check", "--json"])
         .arg(&bad)

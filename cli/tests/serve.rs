@@ -1,6 +1,8 @@
 //! `pyward serve` for real: the server binary on an ephemeral loopback port, real HTTP
 //! clients (ureq, raw sockets, curl, the Python and Node examples), real workers.
 
+#[path = "../../tests/common/load.rs"]
+mod load;
 #[path = "../../tests/common/processes.rs"]
 mod processes;
 #[path = "../../tests/common/schema.rs"]
@@ -431,7 +433,10 @@ fn jobs_round_trip_as_reports_and_figures() {
     );
     assert!(server.metric("pyward_job_stage_seconds_count", "stage=\"exec\"") >= 5.0);
     assert!(server.metric("pyward_http_responses_total", "code=\"400\"") >= 11.0);
-    assert_eq!(server.metric("pyward_workers", "state=\"idle\""), 1.0);
+    // The worker answered the last job before its reset: idle once the reset is done.
+    assert!(wait_until(Duration::from_secs(10), || server
+        .metric("pyward_workers", "state=\"idle\"")
+        == 1.0));
     assert!(server.metric("pyward_pool_warmup_seconds", "") > 0.0);
 
     // The API describes itself, with the report's published schema.
@@ -673,8 +678,10 @@ fn a_full_queue_answers_429_and_a_client_that_leaves_frees_its_worker() {
         .metric("pyward_queue_depth", "")
         == 1.0));
     let full = server.post_json("/v1/jobs", &json!({"code": "print(1)"}));
-    full.problem(429, "queue_full");
+    let problem = full.problem(429, "queue_full");
+    // Nothing was answered yet to measure: a second.
     assert_eq!(full.header("retry-after"), Some("1"));
+    assert_eq!(problem["retry_after_ms"], 1000, "{problem}");
 
     // The client leaves: its job is cancelled, its worker killed and replaced long
     // before the 30 s deadline, and the queued job runs.
@@ -694,6 +701,161 @@ fn a_full_queue_answers_429_and_a_client_that_leaves_frees_its_worker() {
         1.0
     );
     assert!(server.metric("pyward_http_responses_total", "code=\"429\"") >= 1.0);
+}
+
+/// Sends `head` (and `body`, then nothing more) on a raw connection; the answer, read
+/// until the server closes or `wait` passes.
+fn raw(addr: &str, head: &str, body: &[u8], wait: Duration) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    stream.set_read_timeout(Some(wait)).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// The JSON body of a raw HTTP/1.1 answer (after the blank line).
+fn raw_body(answer: &str) -> Value {
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"))
+}
+
+/// Issue 36: every answer that is not 2xx is an RFC 9457 problem (axum's own 405 with
+/// `Allow`, 431, 408 for a stalled body), and `options.out_name` is one plain name with
+/// a known suffix, refused as `invalid_job` naming the option and no host path.
+#[test]
+fn every_error_is_a_problem_and_out_name_is_one_plain_name() {
+    let server = start(&["--workers", "1", "--body-timeout", "1"]);
+
+    let wrong_method = {
+        let mut r = agent().delete(&server.url("/v1/jobs")).call().unwrap();
+        let allow = header(&r, "allow");
+        let content_type = header(&r, "content-type");
+        (
+            r.status().as_u16(),
+            allow,
+            content_type,
+            r.body_mut().read_to_string().unwrap(),
+        )
+    };
+    let (status, allow, content_type, body) = wrong_method;
+    assert_eq!(status, 405, "{body}");
+    assert!(allow.contains("POST"), "Allow: {allow}");
+    assert_eq!(content_type, "application/problem+json");
+    let problem: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(problem["code"], "method_not_allowed", "{problem}");
+    assert_eq!(problem["status"], 405);
+
+    // More headers than the server takes: 431 as a problem.
+    let many: String = (0..100).map(|i| format!("X-Filler-{i}: {i}\r\n")).collect();
+    let answer = raw(
+        &server.addr,
+        &format!("GET /healthz HTTP/1.1\r\nHost: x\r\n{many}Connection: close\r\n\r\n"),
+        b"",
+        Duration::from_secs(10),
+    );
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+    assert!(answer.contains("application/problem+json"), "{answer}");
+    assert_eq!(raw_body(&answer)["code"], "headers_too_large");
+
+    // A body that stops arriving: 408 after --body-timeout, not 400 after 30 s.
+    let started = Instant::now();
+    let answer = raw(
+        &server.addr,
+        "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n",
+        b"{\"code\": \"pri",
+        Duration::from_secs(20),
+    );
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert_eq!(raw_body(&answer)["code"], "body_timeout");
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // The same stall in a multipart form.
+    let answer = raw(
+        &server.addr,
+        "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 500\r\n\r\n",
+        b"--b\r\nContent-Disposition: form-data; name=\"code\"\r\n\r\nprint(1)",
+        Duration::from_secs(20),
+    );
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert_eq!(raw_body(&answer)["code"], "body_timeout");
+
+    // out_name: one plain name with a known suffix, in JSON and in a form.
+    for bad in [
+        "../../tmp/x.png",
+        "/etc/x.png",
+        "sub/x.png",
+        "",
+        ".",
+        "x.exe",
+    ] {
+        let job = json!({"code": DRAW, "options": {"out_name": bad}});
+        let answer = server.post_json("/v1/jobs", &job);
+        let problem = answer.problem(400, "invalid_job");
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(detail.contains("out_name"), "{bad:?}: {detail}");
+        let body = String::from_utf8_lossy(&answer.body);
+        // The name given, quoted; never the host's scratch directories.
+        assert!(
+            !body.contains("pyward-") && !body.contains("/out/"),
+            "{body}"
+        );
+        let options = json!({"out_name": bad}).to_string();
+        let (content_type, form) = multipart(&[
+            ("code", None, DRAW.as_bytes()),
+            ("options", None, options.as_bytes()),
+        ]);
+        let answer = server.post("/v1/jobs", &[("content-type", &content_type)], &form);
+        answer.problem(400, "invalid_job");
+    }
+    let job = json!({"code": DRAW, "options": {"out_name": "plot.svg"}});
+    let report = server.post_json("/v1/jobs", &job).report();
+    assert_eq!(report["status"], "ok", "{report}");
+    assert_eq!(report["artifacts"][0]["name"], "plot.svg", "{report}");
+
+    // A route's other error answers were problems already; so is an unknown route.
+    server.fetch("/v1/nothing").problem(404, "not_found");
+    assert_eq!(
+        server.metric("pyward_workers_retired", "reason=\"job_quota\""),
+        0.0
+    );
+}
+
+/// Issue 36, the long load test (`cargo test -p pyward-cli --test serve -- --ignored`;
+/// `PYWARD_LOAD_SECONDS` shortens each load, 30 by default): on the default server (2
+/// workers, queue depth 2, every untenanted job on a fresh worker, so every worker is
+/// replaced after each answer), as many closed-loop clients as there are places are
+/// never refused and serve as many jobs a second as open-loop overload does; one client
+/// more is refused only for its excess (at most one refusal per answer, each followed by
+/// the advised wait).
+#[test]
+#[ignore = "long: four loads of 30 s"]
+fn closed_loop_clients_as_many_as_places_are_never_refused() {
+    let seconds: f64 = std::env::var("PYWARD_LOAD_SECONDS").map_or(30.0, |s| s.parse().unwrap());
+    let length = Duration::from_secs_f64(seconds);
+    let server = start(&["--workers", "2", "--queue-depth", "2"]);
+    let url = server.url("");
+    let places = 4;
+    let body = json!({"code": DRAW}).to_string();
+    load::closed_loop(&url, places, &body, Duration::from_secs(2));
+
+    let at_places = load::closed_loop(&url, places, &body, length);
+    eprintln!("{places} closed-loop clients: {at_places:?}");
+    assert_eq!(at_places.refused + at_places.other, 0, "{at_places:?}");
+    let rate = 3.0 * at_places.throughput();
+    let overload = load::open_loop(&url, rate, &body, length, 64);
+    eprintln!("open loop at {rate:.0}/s: {overload:?}");
+    assert_eq!(overload.other, 0, "{overload:?}");
+    let ratio = at_places.throughput() / overload.throughput();
+    eprintln!("closed loop at capacity / open-loop saturation: {ratio:.3}");
+    assert!(ratio >= 0.95, "{ratio:.3}");
+    let beyond = load::closed_loop(&url, places + 1, &body, length);
+    eprintln!("{} closed-loop clients: {beyond:?}", places + 1);
+    assert_eq!(beyond.other, 0, "{beyond:?}");
+    // One client's worth: after each refusal it waits the advised time, about one answer.
+    assert!(beyond.refused <= beyond.answered, "{beyond:?}");
+    assert_eq!(server.metric("pyward_jobs_unanswered", ""), 0.0);
 }
 
 #[test]
@@ -848,7 +1010,7 @@ fn the_page_is_open_and_strict_and_the_run_records_replay_behind_the_token() {
         .report();
     assert_eq!(drawn["status"], "ok", "{drawn}");
     let refused = server
-        .post_json("/v1/jobs", &json!({"code": "import os\n"}))
+        .post_json("/v1/jobs", &json!({"code": "import subprocess\n"}))
         .report();
     assert_eq!(refused["status"], "rejected");
 
@@ -857,7 +1019,7 @@ fn the_page_is_open_and_strict_and_the_run_records_replay_behind_the_token() {
     server
         .post_json(
             "/v1/jobs",
-            &json!({"code": "import os\n", "inputs": {"../../escaped": "YQ=="}}),
+            &json!({"code": "import subprocess\n", "inputs": {"../../escaped": "YQ=="}}),
         )
         .problem(400, "invalid_job");
     assert!(

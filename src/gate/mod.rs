@@ -18,7 +18,8 @@
 //! 4. **Panics** are caught (`catch_unwind` inline, `join` on the thread) and become
 //!    [`BadInput::Internal`]: the gate fails closed and never takes the host down.
 //!
-//! # Decisions (see `policy.rs` for every list and the reason for each entry)
+//! # Decisions (see `policy.rs` and the tables in `policy/` for every list and
+//! the reason for each entry)
 //!
 //! - Identifiers are NFKC-normalised before any rule, as CPython does when it parses.
 //! - Dunder *attributes* are always refused, except `super().__init__` and the other

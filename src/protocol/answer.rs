@@ -16,7 +16,7 @@ use std::time::Instant;
 use super::{DoneMsg, Nonce, ResetMsg, WorkerMsg};
 use crate::encode;
 use crate::outcome::{head_chars, Artifact};
-use crate::output_dir::check_file_name;
+use crate::output_dir::{check_file_name, MAX_PATH_BYTES};
 
 /// Largest message frame (not artifact) a worker may send besides its stdout: the
 /// stderr tail, the traceback, the figure notes and the rest fit in a fraction of it.
@@ -217,6 +217,7 @@ pub fn check_done(done: &DoneMsg, limits: &AnswerLimits) -> Result<(), String> {
         ("figure saves", done.figures.saves.len()),
         ("unsaved figures", done.figures.unsaved_figures.len()),
         ("figure errors", done.figures.errors.len()),
+        ("written files", done.files.len()),
     ] {
         if len > MAX_LIST {
             return Err(format!("{len} {what} (at most {MAX_LIST})"));
@@ -231,6 +232,25 @@ pub fn check_done(done: &DoneMsg, limits: &AnswerLimits) -> Result<(), String> {
     }
     for name in &done.artifacts_refused {
         plain_name(name)?;
+    }
+    if done.files.len() > limits.max_artifacts {
+        return Err(format!(
+            "{} written files where at most {} are allowed",
+            done.files.len(),
+            limits.max_artifacts
+        ));
+    }
+    for file in &done.files {
+        plain_name(&file.name)?;
+        if let Some(asked) = &file.requested {
+            if asked.is_empty() || asked.len() > MAX_PATH_BYTES || asked.contains('\0') {
+                return Err(format!(
+                    "the path asked for {} of artifact {}",
+                    quoted(asked),
+                    quoted(&file.name)
+                ));
+            }
+        }
     }
     let mut total: u64 = 0;
     for (i, meta) in done.artifacts.iter().enumerate() {
@@ -344,7 +364,15 @@ pub fn read_artifacts(
             media_type: String::new(),
             bytes,
             figure: None,
+            obtained: None,
+            requested: None,
         });
+    }
+    for a in &mut artifacts {
+        if let Some(file) = done.files.iter().find(|f| f.name == a.name) {
+            a.obtained = Some(file.how);
+            a.requested = file.requested.clone();
+        }
     }
     Ok(artifacts)
 }

@@ -18,7 +18,7 @@ use crate::gate::RuntimeRules;
 use crate::sandbox::{Enforcement, SandboxSpec};
 
 /// Bumped whenever a message changes shape; a worker of another version is refused.
-pub const PROTOCOL_VERSION: u32 = 8;
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// Largest frame either side accepts (a message or one artifact), in bytes.
 pub const MAX_FRAME: usize = 256 * 1024 * 1024;
@@ -95,6 +95,10 @@ pub struct InitMsg {
     /// `ExecutorBuilder::warm_up_code_for_testing`).
     #[serde(default)]
     pub warm_up_code: Option<String>,
+    /// Tests only: no between-job state guard (see
+    /// `ExecutorBuilder::without_state_guard_for_testing`).
+    #[serde(default)]
+    pub no_state_guard: bool,
     /// The worker serves one job and is killed (`Isolation::Fresh`): it skips the
     /// between-job work (state guard, emptying its scratch) that only a next job needs.
     #[serde(default)]
@@ -333,6 +337,44 @@ pub struct DoneMsg {
     /// What the job did with its figures: saves (with summaries), `show()`, unsaved.
     #[serde(default)]
     pub figures: FigureNotes,
+    /// How each file the job wrote came to be, by artifact name.
+    #[serde(default)]
+    pub files: Vec<FileOrigin>,
+    /// The artifact bound the job hit, if it hit one.
+    #[serde(default)]
+    pub bound: Option<ArtifactBound>,
+}
+
+/// How the job made one file of `out/` (see [`crate::Obtained`]).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct FileOrigin {
+    /// The artifact's name.
+    pub name: String,
+    /// Saved, shown, left open, written.
+    pub how: Obtained,
+    /// The path the code asked for, when it was not a plain name.
+    #[serde(default)]
+    pub requested: Option<String>,
+}
+
+/// A bound on what a job returns.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ArtifactBound {
+    /// Most artifacts per job (`ExecutorBuilder::max_artifacts`).
+    MaxArtifacts,
+    /// Largest artifact (`ExecutorBuilder::max_artifact_bytes`).
+    MaxArtifactBytes,
+}
+
+impl ArtifactBound {
+    /// The setting's name, as the failure names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArtifactBound::MaxArtifacts => "max_artifacts",
+            ArtifactBound::MaxArtifactBytes => "max_artifact_bytes",
+        }
+    }
 }
 
 impl DoneMsg {
@@ -351,6 +393,8 @@ impl DoneMsg {
             housekeeping_failures: Vec::new(),
             scratch_exhausted: None,
             figures: Default::default(),
+            files: Vec::new(),
+            bound: None,
         }
     }
 }
@@ -367,7 +411,7 @@ pub struct PyErrorInfo {
     /// Traceback limited to frames of the job's own code.
     pub traceback: String,
     /// What exists and what to write instead, computed from the live exception
-    /// (`python/diagnose.py`); empty when there is nothing to add.
+    /// (`python/diagnose/`); empty when there is nothing to add.
     #[serde(default)]
     pub hint: String,
 }
@@ -458,6 +502,33 @@ pub fn recv<T: DeserializeOwned>(r: &mut impl Read) -> io::Result<Option<T>> {
     match read_frame(r, MAX_FRAME)? {
         Some(frame) => decode(&frame).map(Some),
         None => Ok(None),
+    }
+}
+
+/// How a job made one of its artifacts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Obtained {
+    /// `savefig` to a path (`plt.savefig("novice.png")`, `fig.savefig(OUT)`).
+    Saved,
+    /// A figure open when the code called `plt.show()`.
+    Shown,
+    /// A drawn figure left open by a job that saved and showed none.
+    OpenAtEnd,
+    /// Any other file the code wrote (`df.to_csv`, `open(..., "w")`, `np.save`).
+    Written,
+}
+
+impl Obtained {
+    /// Stable word for JSON and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Obtained::Saved => "saved",
+            Obtained::Shown => "shown",
+            Obtained::OpenAtEnd => "open_at_end",
+            Obtained::Written => "written",
+        }
     }
 }
 

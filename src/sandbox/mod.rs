@@ -53,6 +53,7 @@ pub enum SandboxMode {
 
 /// What a worker's sandbox allows. Paths must exist when [`apply`] runs.
 #[derive(Serialize, Deserialize, Clone, Debug)]
+#[non_exhaustive]
 pub struct SandboxSpec {
     /// Enforcement mode; see [`SandboxMode`].
     pub mode: SandboxMode,
@@ -143,6 +144,7 @@ pub const SYSTEM_READ_WRITE: &[&str] = &["/dev/null"];
 /// both the soft and the hard limit, lowered to the inherited hard limit if that is
 /// already smaller. Core dumps are always disabled (`RLIMIT_CORE` = 0).
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct Rlimits {
     /// `RLIMIT_AS`, bytes of virtual address space. Counts reservations, not RSS: numpy,
     /// OpenBLAS and thread stacks reserve generously, so leave headroom over the RSS
@@ -159,6 +161,32 @@ pub struct Rlimits {
     /// host processes included, and is not enforced for root or `CAP_SYS_RESOURCE`.
     /// Process creation is refused by seccomp anyway; this is the backstop.
     pub processes: Option<u64>,
+}
+
+impl Rlimits {
+    /// With `RLIMIT_AS` at `bytes`.
+    pub fn address_space(mut self, bytes: u64) -> Rlimits {
+        self.address_space = Some(bytes);
+        self
+    }
+
+    /// With `RLIMIT_FSIZE` at `bytes`.
+    pub fn file_size(mut self, bytes: u64) -> Rlimits {
+        self.file_size = Some(bytes);
+        self
+    }
+
+    /// With `RLIMIT_NOFILE` at `count`.
+    pub fn open_files(mut self, count: u64) -> Rlimits {
+        self.open_files = Some(count);
+        self
+    }
+
+    /// With `RLIMIT_NPROC` at `count`.
+    pub fn processes(mut self, count: u64) -> Rlimits {
+        self.processes = Some(count);
+        self
+    }
 }
 
 /// What [`apply`] really enforced. Goes into every job outcome and `pyward doctor`.

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 /// One private tmpfs for a worker's writable directories.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ScratchSpec {
     /// An empty directory the tmpfs is mounted on first (then detached from it).
     pub root: PathBuf,
@@ -29,6 +30,18 @@ pub struct ScratchSpec {
     pub bytes: u64,
     /// Total files and directories they can hold.
     pub files: u64,
+}
+
+impl ScratchSpec {
+    /// A tmpfs mounted on `root` for `dirs`, holding `bytes` and `files` in all.
+    pub fn new(root: PathBuf, dirs: Vec<PathBuf>, bytes: u64, files: u64) -> ScratchSpec {
+        ScratchSpec {
+            root,
+            dirs,
+            bytes,
+            files,
+        }
+    }
 }
 
 /// Inodes the tmpfs spends on itself: its root and one directory per bind mount.
@@ -51,6 +64,7 @@ pub fn exhausted(dir: &Path) -> Option<ScratchLimit> {
 /// The limit of the scratch file system a job used up.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ScratchLimit {
     /// The bytes of all files together.
     Bytes,

@@ -111,6 +111,7 @@ pub struct Config {
     pub(crate) isolation: Isolation,
     pub(crate) reuse_across_tenants: bool,
     pub(crate) warm_up_code: Option<String>,
+    pub(crate) state_guard: bool,
     pub(crate) scratch_bytes: u64,
     pub(crate) scratch_files: u64,
 }
@@ -204,6 +205,7 @@ impl Default for ExecutorBuilder {
                 isolation: Isolation::Reuse,
                 reuse_across_tenants: false,
                 warm_up_code: None,
+                state_guard: true,
                 scratch_bytes: 256 << 20,
                 scratch_files: 4096,
             },
@@ -282,8 +284,10 @@ impl ExecutorBuilder {
         self.memory_limit(mib << 20)
     }
 
-    /// Jobs that may wait for a worker. Default: 64. Memory held by waiting jobs is
-    /// bounded by this times the size of their inputs.
+    /// Jobs that may wait for a worker. Default: 64. A job is admitted while fewer than
+    /// `max_workers + n` jobs are unanswered, queued or running (a worker resetting
+    /// after its answer holds no place). Memory held by waiting jobs is bounded by that
+    /// times the size of their inputs.
     pub fn queue_depth(mut self, n: usize) -> Self {
         self.config.queue_depth = n;
         self
@@ -458,6 +462,16 @@ impl ExecutorBuilder {
     #[doc(hidden)]
     pub fn warm_up_code_for_testing(mut self, code: impl Into<String>) -> Self {
         self.config.warm_up_code = Some(code.into());
+        self
+    }
+
+    /// **Testing only**: workers skip the between-job state guard and the check of
+    /// descriptors and scratch held past the reset (the housekeeping still runs). Tests use it to show what the tenant boundary holds on its own: a
+    /// worker never serves two tenants, so what one leaves behind never reaches another
+    /// even when the guard that would have caught it is gone.
+    #[doc(hidden)]
+    pub fn without_state_guard_for_testing(mut self) -> Self {
+        self.config.state_guard = false;
         self
     }
 

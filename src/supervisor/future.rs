@@ -161,9 +161,13 @@ impl Future for JobFuture {
                             return Poll::Pending;
                         }
                         Err(PushError::Full(_)) => {
-                            let depth = shared.queue.depth();
-                            this.state =
-                                State::Ready(Some(Box::new(Err(Error::QueueFull { depth }))));
+                            let full = shared.queue.full();
+                            let refused = Error::QueueFull {
+                                depth: full.depth,
+                                workers: full.workers,
+                                retry_after: full.retry_after,
+                            };
+                            this.state = State::Ready(Some(Box::new(Err(refused))));
                         }
                         Err(PushError::Closed) => {
                             this.state = State::Ready(Some(Box::new(Err(Error::Shutdown))));

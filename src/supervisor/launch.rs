@@ -17,6 +17,7 @@ use parking_lot::Mutex;
 
 use super::config::Config;
 use crate::error::{Error, Result};
+use crate::gate::RuntimeRules;
 use crate::outcome::WorkerExit;
 use crate::protocol::{HostMsg, InitMsg, PROTOCOL_VERSION};
 use crate::python_env::PythonEnv;
@@ -235,17 +236,36 @@ fn drain_tail(mut pipe: impl Read, sink: &Mutex<Vec<u8>>) {
     }
 }
 
-/// The init message of a worker (or, with `zygote`, of the warm template).
+/// Which process an init message starts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Starting {
+    /// The warm template that forks workers.
+    Zygote,
+    /// A worker that warms up on its own.
+    Cold,
+    /// A worker forked from the zygote: it warmed up there, with the zygote's rules, so
+    /// its message carries none (building and parsing them cost every fork a
+    /// millisecond or more of CPU on each side). `prewarm`: it renders once before
+    /// `Ready` (see `Slot::prewarm`).
+    Forked { prewarm: bool },
+}
+
+/// The init message of a worker or of the warm template.
 pub(crate) fn init_msg(
     config: &Config,
     dirs: &SlotDirs,
     mpl_config: &Path,
-    zygote: bool,
+    starting: Starting,
 ) -> HostMsg {
+    let zygote = starting == Starting::Zygote;
     HostMsg::Init(Box::new(InitMsg {
         version: PROTOCOL_VERSION,
         python: config.python.clone(),
-        rules: config.policy.runtime_rules(),
+        rules: if matches!(starting, Starting::Forked { .. }) {
+            RuntimeRules::default()
+        } else {
+            config.policy.runtime_rules()
+        },
         dirs: dirs.for_worker(),
         sandbox: sandbox_spec(config, dirs, mpl_config),
         preload_pandas: config.preload_pandas,
@@ -254,8 +274,9 @@ pub(crate) fn init_msg(
         one_shot: config.one_shot,
         preload_loadmat: config.preload_loadmat,
         zygote,
-        prewarm: config.isolation == crate::Isolation::Fresh,
+        prewarm: starting == Starting::Forked { prewarm: true },
         warm_up_code: config.warm_up_code.clone(),
+        no_state_guard: !config.state_guard,
         single_job: config.single_job(),
     }))
 }

@@ -6,6 +6,7 @@ mod font_cache;
 mod frames;
 mod future;
 mod launch;
+mod places;
 mod pressure;
 mod process;
 mod queue;
@@ -17,7 +18,7 @@ mod ticket;
 mod watchdog;
 mod zygote;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 use std::path::PathBuf;
@@ -141,7 +142,7 @@ impl Executor {
         font_cache::seed(fonts.as_deref(), &mpl_config);
 
         let config = Arc::new(config);
-        let queue = Arc::new(JobQueue::new(config.queue_depth));
+        let queue = Arc::new(JobQueue::new(config.max_workers, config.queue_depth));
         let (ready_tx, ready_rx) = crossbeam_channel::unbounded();
         // Every worker is forked from this one warm template; the slots wait for it.
         let zygote = if config.zygote {
@@ -179,6 +180,7 @@ impl Executor {
                 dirs,
                 lost_at: Cell::new(None),
                 live: Cell::new(false),
+                spare: RefCell::new(None),
             };
             // The first `min_workers` slots start a worker now; the others when the
             // pool grows.
@@ -262,6 +264,8 @@ impl Executor {
             busy: workers.iter().filter(|w| w.busy).count(),
             workers,
             queued: self.pool.queue.len(),
+            unanswered: self.pool.queue.unanswered(),
+            queue_depth: config.queue_depth,
             min_workers: config.min_workers,
             max_workers: config.max_workers,
             zygote: self.pool.zygote.as_ref().map(|z| z.stats()),
@@ -270,6 +274,7 @@ impl Executor {
             retired: shared.counters.retired(),
             slot_panics: shared.counters.slot_panics.load(Ordering::Relaxed),
             tenant_switches: shared.counters.tenant_switches.load(Ordering::Relaxed),
+            spares: shared.counters.spares.load(Ordering::Relaxed),
             reuse_across_tenants: config.reuse_across_tenants,
             host_pressure: shared.pressure.under_pressure(),
         }
@@ -468,6 +473,12 @@ impl Drop for Pool {
 fn check_inputs(job: &Job, policy: &gate::Policy) -> Result<()> {
     if let Some(why) = &job.input_error {
         return Err(Error::InvalidJob(why.clone()));
+    }
+    // The worker joins it to its output directory: anything but one plain name would
+    // point elsewhere (and the job's error would quote a host path).
+    if let Err(why) = crate::output_dir::check_file_name(&job.out_name) {
+        let shown = crate::outcome::head_chars(&job.out_name, 80);
+        return Err(Error::InvalidJob(format!("out_name {shown:?}: {why}")));
     }
     for source in &job.sources {
         if let crate::job::Source::Bytes { name, .. } = source {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::config::Config;
 use super::frames::FrameReader;
 use super::launch::{
-    describe_exit, init_msg, spawn_cold, spawn_stderr_drain, startup_error, StderrTail,
+    describe_exit, init_msg, spawn_cold, spawn_stderr_drain, startup_error, Starting, StderrTail,
 };
 use super::zygote::{Forked, ZygoteCell};
 use crate::error::{Error, Result};
@@ -58,7 +58,12 @@ enum Proc {
     /// Spawned cold by this process (std's `Child` reaps it).
     Cold(Child),
     /// Forked by the zygote, which is its parent and reaps it.
-    Forked { pid: u32, zygote: Arc<ZygoteCell> },
+    /// `prewarm`: it renders once before `Ready` (see `protocol::InitMsg::prewarm`).
+    Forked {
+        pid: u32,
+        zygote: Arc<ZygoteCell>,
+        prewarm: bool,
+    },
 }
 
 impl Proc {
@@ -72,7 +77,7 @@ impl Proc {
     fn try_wait(&mut self) -> Option<ExitStatus> {
         match self {
             Proc::Cold(c) => c.try_wait().ok().flatten(),
-            Proc::Forked { pid, zygote } => zygote.wait(*pid, Duration::ZERO),
+            Proc::Forked { pid, zygote, .. } => zygote.wait(*pid, Duration::ZERO),
         }
     }
 
@@ -80,7 +85,7 @@ impl Proc {
     fn wait_killed(&mut self) -> Option<ExitStatus> {
         match self {
             Proc::Cold(c) => c.wait().ok(),
-            Proc::Forked { pid, zygote } => zygote.wait(*pid, Duration::from_secs(5)),
+            Proc::Forked { pid, zygote, .. } => zygote.wait(*pid, Duration::from_secs(5)),
         }
     }
 }
@@ -94,9 +99,10 @@ impl WorkerProcess {
         dirs: &SlotDirs,
         mpl_config: &Path,
         zygote: Option<&Arc<ZygoteCell>>,
+        prewarm: bool,
     ) -> Result<WorkerProcess> {
         match zygote.and_then(|z| z.fork_worker(true).map(|f| (z, f))) {
-            Some((zygote, f)) => Self::start_forked(config, dirs, mpl_config, zygote, f),
+            Some((zygote, f)) => Self::start_forked(config, dirs, mpl_config, zygote, f, prewarm),
             None => {
                 let (child, stdin, stdout, stderr) =
                     spawn_cold(program, dirs, mpl_config, &config.python)?;
@@ -120,9 +126,12 @@ impl WorkerProcess {
         dirs: &SlotDirs,
         mpl_config: &Path,
         zygote: &Arc<ZygoteCell>,
+        prewarm: bool,
     ) -> Option<Result<WorkerProcess>> {
         let f = zygote.fork_worker(false)?;
-        Some(Self::start_forked(config, dirs, mpl_config, zygote, f))
+        Some(Self::start_forked(
+            config, dirs, mpl_config, zygote, f, prewarm,
+        ))
     }
 
     fn start_forked(
@@ -131,10 +140,12 @@ impl WorkerProcess {
         mpl_config: &Path,
         zygote: &Arc<ZygoteCell>,
         f: Forked,
+        prewarm: bool,
     ) -> Result<WorkerProcess> {
         let child = Proc::Forked {
             pid: f.pid,
             zygote: Arc::clone(zygote),
+            prewarm,
         };
         Self::start(config, dirs, mpl_config, child, f.stdin, f.stdout, f.stderr)
     }
@@ -176,7 +187,11 @@ impl WorkerProcess {
             birth: Default::default(),
             memory_read: None,
         };
-        let init = init_msg(config, dirs, mpl_config, false);
+        let starting = match worker.child {
+            Proc::Forked { prewarm, .. } => Starting::Forked { prewarm },
+            _ => Starting::Cold,
+        };
+        let init = init_msg(config, dirs, mpl_config, starting);
         if let Err(e) = protocol::send(&mut worker.stdin, &init) {
             return Err(worker.startup_failure(config, format!("sending init: {e}")));
         }

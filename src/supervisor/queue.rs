@@ -4,15 +4,23 @@
 //! queue at once (it must not hold a place that a live job is refused for under
 //! [`Backpressure::Reject`](crate::Backpressure::Reject)), and because async callers
 //! wait for space by waker, not by blocking a runtime thread.
+//!
+//! Admission counts [`Places`], not queue entries: a job holds a place from the moment it
+//! is queued until its answer is sent, and the pool has `max_workers + queue_depth` of
+//! them. A worker's reset, retirement or replacement after it answered holds none, so
+//! clients that wait for each answer before sending the next, as many as there are
+//! places, are never refused (issue 36: counting entries refused them about half the
+//! time, while a slot was replacing its worker and its next job still sat in the queue).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Waker};
+use std::task::Context;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use super::places::{Full, Places};
 use super::ticket::Reply;
 use crate::outcome::{JobFailure, Outcome, Timings};
 use crate::validate::Validator;
@@ -73,7 +81,7 @@ pub(crate) enum PushError {
 }
 
 pub(crate) struct JobQueue {
-    depth: usize,
+    places: Arc<Places>,
     state: Mutex<State>,
     /// Slots with a warm worker wait here for a job.
     item: Condvar,
@@ -86,19 +94,16 @@ pub(crate) struct JobQueue {
 
 struct State {
     entries: VecDeque<Entry>,
-    /// Callers waiting for a free place.
-    space_wakers: Vec<Waker>,
     /// Slots with a warm worker waiting in [`JobQueue::pop_warm`] now.
     idle_warm: usize,
 }
 
 impl JobQueue {
-    pub(crate) fn new(depth: usize) -> JobQueue {
+    pub(crate) fn new(workers: usize, depth: usize) -> JobQueue {
         JobQueue {
-            depth,
+            places: Arc::new(Places::new(workers, depth)),
             state: Mutex::new(State {
-                entries: VecDeque::with_capacity(depth),
-                space_wakers: Vec::new(),
+                entries: VecDeque::with_capacity(workers + depth),
                 idle_warm: 0,
             }),
             item: Condvar::new(),
@@ -107,42 +112,27 @@ impl JobQueue {
         }
     }
 
-    pub(crate) fn depth(&self) -> usize {
-        self.depth
-    }
-
+    /// Queues `entry` if a place is free.
     pub(crate) fn try_push(&self, entry: Entry) -> Result<(), PushError> {
-        let state = self.state.lock();
-        if self.is_closed() {
-            return Err(PushError::Closed);
-        }
-        if state.entries.len() >= self.depth {
-            return Err(PushError::Full(entry));
-        }
-        self.push_locked(state, entry);
-        Ok(())
+        self.push(entry, None)
     }
 
-    /// Queues `entry` if there is room; otherwise registers the task to be woken when a
-    /// place frees up and hands the entry back.
+    /// Queues `entry` if a place is free; otherwise registers the task to be woken when
+    /// one frees up and hands the entry back.
     pub(crate) fn poll_push(&self, entry: Entry, cx: &mut Context<'_>) -> Result<(), PushError> {
+        self.push(entry, Some(cx))
+    }
+
+    fn push(&self, mut entry: Entry, cx: Option<&mut Context<'_>>) -> Result<(), PushError> {
         let mut state = self.state.lock();
         if self.is_closed() {
             return Err(PushError::Closed);
         }
-        if state.entries.len() >= self.depth {
-            if !state.space_wakers.iter().any(|w| w.will_wake(cx.waker())) {
-                state.space_wakers.push(cx.waker().clone());
-            }
+        let Some(place) = self.places.take(cx) else {
             return Err(PushError::Full(entry));
-        }
-        self.push_locked(state, entry);
-        Ok(())
-    }
-
-    /// Queues `entry` and wakes the slot that should take it: an idle warm worker if
-    /// there is one, else a slot that can grow the pool.
-    fn push_locked(&self, mut state: parking_lot::MutexGuard<'_, State>, entry: Entry) {
+        };
+        // Held by the reply: the place frees as the answer is sent.
+        entry.reply.hold(place);
         state.entries.push_back(entry);
         // The woken slot no longer counts as idle: a second job pushed before it runs
         // goes to another idle worker, or grows the pool.
@@ -154,6 +144,7 @@ impl JobQueue {
         } else {
             self.grow.notify_one();
         }
+        Ok(())
     }
 
     /// For a slot with a warm worker: the next job, or `Idle` after `wait` without one.
@@ -167,7 +158,7 @@ impl JobQueue {
                 (state.entries.iter()).position(|e| e.job.tenant.as_deref() == Some(t))
             });
             if let Some(entry) = state.entries.remove(mine.unwrap_or(0)) {
-                return Pop::Job(Self::taken(state, entry));
+                return Pop::Job(entry);
             }
             if self.is_closed() {
                 return Pop::Closed;
@@ -196,7 +187,7 @@ impl JobQueue {
             }
             if !state.entries.is_empty() && state.idle_warm == 0 && may_grow() {
                 let entry = state.entries.pop_front().expect("checked");
-                return Pop::Job(Self::taken(state, entry));
+                return Pop::Job(entry);
             }
             if self.grow.wait_until(&mut state, until).timed_out() {
                 return Pop::Idle;
@@ -204,28 +195,27 @@ impl JobQueue {
         }
     }
 
-    /// A job left the queue: callers waiting for a place may try again.
-    fn taken(mut state: parking_lot::MutexGuard<'_, State>, entry: Entry) -> Entry {
-        let wakers = std::mem::take(&mut state.space_wakers);
-        drop(state);
-        wake_all(wakers);
-        entry
-    }
-
     /// Jobs waiting for a worker now.
     pub(crate) fn len(&self) -> usize {
         self.state.lock().entries.len()
     }
 
-    /// Takes a job out before any slot started it (its caller cancelled).
+    /// Jobs admitted and not answered yet (queued or running): what admission counts.
+    pub(crate) fn unanswered(&self) -> usize {
+        self.places.unanswered()
+    }
+
+    /// What a job refused now is told.
+    pub(crate) fn full(&self) -> Full {
+        self.places.full()
+    }
+
+    /// Takes a job out before any slot started it (its caller cancelled; its place frees
+    /// as it is answered).
     pub(crate) fn remove(&self, job_id: u64) -> Option<Entry> {
         let mut state = self.state.lock();
         let at = state.entries.iter().position(|e| e.job.job_id == job_id)?;
-        let entry = state.entries.remove(at);
-        let wakers = std::mem::take(&mut state.space_wakers);
-        drop(state);
-        wake_all(wakers);
-        entry
+        state.entries.remove(at)
     }
 
     /// Whether [`JobQueue::close`] ran: the pool is shutting down.
@@ -238,28 +228,15 @@ impl JobQueue {
     /// jobs are stopped by their watchdogs (answered `Cancelled`).
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::Release);
-        let (left, wakers) = {
-            let mut state = self.state.lock();
-            (
-                std::mem::take(&mut state.entries),
-                std::mem::take(&mut state.space_wakers),
-            )
-        };
+        let left = std::mem::take(&mut self.state.lock().entries);
         self.item.notify_all();
         self.grow.notify_all();
-        wake_all(wakers);
+        self.places.wake_all();
         drop(left);
     }
 
     /// Wakes every caller waiting for a place (one of them was cancelled).
     pub(crate) fn wake_space_waiters(&self) {
-        wake_all(std::mem::take(&mut self.state.lock().space_wakers));
-    }
-}
-
-/// Wakes callers waiting for a place (outside the queue's lock).
-fn wake_all(wakers: Vec<Waker>) {
-    for w in wakers {
-        w.wake();
+        self.places.wake_all();
     }
 }

@@ -10,6 +10,7 @@ use crate::outcome::Outcome;
 
 /// What the caller's repair function sees after a failed attempt.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Feedback<'a> {
     /// The task the code was written for, if the job has one.
     pub task: Option<&'a str>,
@@ -23,13 +24,21 @@ pub struct Feedback<'a> {
     pub text: String,
 }
 
-/// One attempt of a repair loop.
+/// One attempt of a repair loop (or of any job whose run is recorded).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Attempt {
     /// The code that ran (or was refused).
     pub code: Vec<u8>,
     /// What happened.
     pub outcome: Outcome,
+}
+
+impl Attempt {
+    /// The attempt that ran `code` with `outcome`.
+    pub fn new(code: Vec<u8>, outcome: Outcome) -> Attempt {
+        Attempt { code, outcome }
+    }
 }
 
 /// Every attempt of a repair loop, in order; the last one is the answer.

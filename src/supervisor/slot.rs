@@ -2,7 +2,7 @@
 //! shared queue, runs each under the watchdog, and replaces the worker when it dies, is
 //! killed, or has run its quota of jobs.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -10,7 +10,11 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 
-use super::config::{Isolation, MemoryGrowthLimit, PngEncoder};
+mod fate;
+
+use fate::{Bounds, Fate, Leave, Reply, ResetWait, Said, Tally, Unfit};
+
+use super::config::{Isolation, PngEncoder};
 use super::queue::{cancelled_before_start, Entry, Pop, Queued};
 use super::stats::{Counters, MemoryUsage};
 use super::stopped;
@@ -18,13 +22,9 @@ use super::ticket::Ticket;
 use super::watchdog::{watch, Answer};
 use super::Shared;
 use crate::error::{Error, Result};
-use crate::outcome::{
-    head_chars, tail_chars, JobFailure, Outcome, PythonError, RetireReason, Retirement, Timings,
-    WorkerInfo, STDERR_TAIL_CHARS,
-};
+use crate::outcome::{Artifact, JobFailure, Outcome, Retirement, Timings, WorkerExit, WorkerInfo};
 use crate::protocol::answer::{self, AnswerLimits};
-use crate::protocol::{self, HostMsg, RunMsg, WorkerMsg};
-use crate::sandbox::ScratchLimit;
+use crate::protocol::{self, DoneMsg, HostMsg, RunMsg, WorkerMsg};
 use crate::supervisor::launch::describe_exit;
 use crate::supervisor::process::{MemoryRead, RecvError, WorkerProcess};
 use crate::validate::{self, OutputRules};
@@ -61,6 +61,11 @@ pub(crate) struct Slot {
     pub lost_at: Cell<Option<Instant>>,
     /// Whether this slot counts in [`Shared::live`].
     pub live: Cell<bool>,
+    /// A process forked from the template that has run nothing, kept while the slot's
+    /// worker is warm for a tenant: a job of another tenant (or any replacement) takes
+    /// it instead of waiting for a fork. Not counted in [`Shared::live`] or the gauges
+    /// until it serves.
+    pub spare: RefCell<Option<WorkerProcess>>,
 }
 
 /// Why an idle worker leaves the pool.
@@ -125,6 +130,9 @@ impl Slot {
                     Pop::Idle => {
                         if let Some(why) = self.retire_idle(idle_since) {
                             self.retire(worker.take().expect("checked"), why);
+                            self.drop_spare();
+                        } else {
+                            self.keep_spare(worker.as_ref());
                         }
                         continue;
                     }
@@ -141,8 +149,9 @@ impl Slot {
             self.run_entry(&mut worker, entry);
             if worker.is_none() && !self.shared.config.one_shot {
                 // Replace a lost or retired worker now, not when the next job waits.
-                worker = self.spawn().ok();
+                worker = self.take_spare().or_else(|| self.spawn().ok());
             }
+            self.keep_spare(worker.as_ref());
             self.set_live(worker.is_some());
             idle_since = Instant::now();
         }
@@ -151,6 +160,72 @@ impl Slot {
         if let Some(w) = worker {
             w.shutdown();
         }
+        self.drop_spare();
+    }
+
+    /// Forks a spare while this slot's worker is kept warm for a tenant and none is
+    /// ready, so that the next job of another tenant finds a process waiting: the fork
+    /// and its render-once happen between jobs, not in that job's latency. Only when
+    /// workers never serve two tenants, a zygote is running and no job waits (a waiting
+    /// job would wait for the fork too: the slot forks in its next idle moment).
+    fn keep_spare(&self, worker: Option<&WorkerProcess>) {
+        let shared = &self.shared;
+        let warm_for_tenant = worker.is_some_and(|w| w.served.is_some());
+        if shared.config.reuse_across_tenants
+            || !warm_for_tenant
+            || self.spare.borrow().is_some()
+            || shared.queue.len() > 0
+        {
+            return;
+        }
+        let Some(zygote) = shared.zygote.as_ref() else {
+            return;
+        };
+        let prewarm = self.prewarm();
+        let forked = WorkerProcess::fork_now(
+            &shared.config,
+            &self.dirs,
+            &shared.mpl_config,
+            zygote,
+            prewarm,
+        );
+        if let Some(Ok(spare)) = forked {
+            shared.counters.spares.fetch_add(1, Ordering::Relaxed);
+            *self.spare.borrow_mut() = Some(spare);
+        }
+    }
+
+    /// Shuts the spare down, if there is one.
+    fn drop_spare(&self) {
+        if let Some(spare) = self.spare.take() {
+            self.shared.counters.spares.fetch_sub(1, Ordering::Relaxed);
+            spare.shutdown();
+        }
+    }
+
+    /// Whether a worker forked now renders once before `Ready`. Every job a fork serves
+    /// first pays what the fork undid (matplotlib's font cache, the copy-on-write
+    /// faults of a first draw) unless the fork rendered first: with Fresh every job is
+    /// some worker's first, and without reuse across tenants every new tenant's is. The
+    /// render costs more CPU than it saves the job (measured: 32 ms for 12), so it is
+    /// done only while no job waits: at saturation CPU, not latency, is what is short.
+    fn prewarm(&self) -> bool {
+        let config = &self.shared.config;
+        (config.isolation == Isolation::Fresh || !config.reuse_across_tenants)
+            && self.shared.queue.len() == 0
+    }
+
+    /// The spare, published as this slot's worker; `None` without one, or when it wrote
+    /// anything before being given a job (it is killed).
+    fn take_spare(&self) -> Option<WorkerProcess> {
+        let mut spare = self.spare.take()?;
+        self.shared.counters.spares.fetch_sub(1, Ordering::Relaxed);
+        if spare.has_unread() {
+            spare.kill();
+            return None;
+        }
+        self.started(&mut spare);
+        Some(spare)
     }
 
     /// Runs one job from the queue and answers it; leaves `worker` empty when the
@@ -197,22 +272,19 @@ impl Slot {
         let w = worker.take().expect("checked above");
         self.lost_at.set(Some(Instant::now()));
         self.gauge().stopped();
-        match reason {
-            // Its state after the job is not trusted: killed, not asked to exit (an
-            // orderly exit would run finalizers the job may have left).
-            RetireReason::ResetFailed | RetireReason::StateChanged => {
-                Counters::bump(&self.shared.counters.retired_other);
+        let (leave, tally) = fate::departure(reason);
+        let counters = &self.shared.counters;
+        Counters::bump(match tally {
+            Tally::Memory => &counters.retired_memory,
+            Tally::Quota => &counters.retired_quota,
+            Tally::Other => &counters.retired_other,
+        });
+        match leave {
+            Leave::Kill => {
                 w.signal_kill();
                 *worker = self.replace_used(w);
             }
-            RetireReason::MemoryGrowth => {
-                Counters::bump(&self.shared.counters.retired_memory);
-                w.shutdown();
-            }
-            _ => {
-                Counters::bump(&self.shared.counters.retired_other);
-                w.shutdown();
-            }
+            Leave::Shutdown => w.shutdown(),
         }
     }
 
@@ -299,6 +371,7 @@ impl Slot {
             &self.dirs,
             &shared.mpl_config,
             shared.zygote.as_ref(),
+            self.prewarm(),
         )?;
         self.started(&mut worker);
         Ok(worker)
@@ -307,8 +380,14 @@ impl Slot {
     /// Fresh isolation: replaces the used worker (already sent SIGKILL), then wipes the
     /// slot's directories, only after the reap, so nothing it wrote can outlive it into
     /// the next job.
-    fn replace_used(&self, used: WorkerProcess) -> Option<WorkerProcess> {
-        let next = self.replace_dying(used, || self.spawn().ok());
+    fn replace_used(&self, mut used: WorkerProcess) -> Option<WorkerProcess> {
+        let next = match self.take_spare() {
+            Some(spare) => {
+                used.kill();
+                Some(spare)
+            }
+            None => self.replace_dying(used, || self.spawn().ok()),
+        };
         if self.dirs.clear().is_err() {
             // Leftovers could leak into the next job: drop this worker too.
             return None;
@@ -340,9 +419,14 @@ impl Slot {
     fn fork_replacement(&self) -> Option<WorkerProcess> {
         let shared = &self.shared;
         let zygote = shared.zygote.as_ref()?;
-        let mut worker =
-            WorkerProcess::fork_now(&shared.config, &self.dirs, &shared.mpl_config, zygote)?
-                .ok()?;
+        let mut worker = WorkerProcess::fork_now(
+            &shared.config,
+            &self.dirs,
+            &shared.mpl_config,
+            zygote,
+            self.prewarm(),
+        )?
+        .ok()?;
         self.started(&mut worker);
         Some(worker)
     }
@@ -377,32 +461,7 @@ impl Slot {
         mut job: Queued,
         ticket: &Ticket,
     ) -> Result<Outcome> {
-        if slot_worker.as_mut().is_some_and(|w| w.has_unread()) {
-            // An idle worker has nothing to say: whatever it wrote since its last reset
-            // came from code of an earlier job. It gets no job.
-            let old = slot_worker.take().expect("checked");
-            tracing::warn!(
-                slot = self.index,
-                pid = old.pid(),
-                "pyward: an idle worker wrote to its answer pipe; replaced before its next job"
-            );
-            Counters::bump(&self.shared.counters.retired_other);
-            self.lost_at.set(Some(Instant::now()));
-            old.signal_kill();
-            *slot_worker = self.replace_used(old);
-        }
-        let tenant = job.tenant.as_deref();
-        let config = &self.shared.config;
-        if (slot_worker.as_ref())
-            .is_some_and(|w| !config.may_serve(w.jobs_run, w.served.as_deref(), tenant))
-        {
-            // Kept warm for another tenant: this job gets a fresh fork of the template.
-            let old = slot_worker.take().expect("checked");
-            Counters::bump(&self.shared.counters.tenant_switches);
-            self.lost_at.set(Some(Instant::now()));
-            old.signal_kill();
-            *slot_worker = self.replace_used(old);
-        }
+        self.fit_for(slot_worker, job.tenant.as_deref());
         // A slot that grows the pool forks its worker first: that wait is queue time.
         let worker = match slot_worker {
             Some(w) => w,
@@ -440,33 +499,11 @@ impl Slot {
             Ok(n) => n,
             Err(e) => return Err(Error::io("drawing the job's nonce")(e)),
         };
-        let run = RunMsg {
-            nonce,
-            code: std::mem::take(&mut job.code),
-            seed: job.seed,
-            out_name: job.out_name.clone(),
-            stdout_cap: self.shared.config.stdout_cap,
-            max_artifacts: self.shared.config.max_artifacts,
-            max_artifact_bytes: self.shared.config.max_artifact_bytes,
-            figures_in_memory: job.figures_in_memory,
-            arrays: job.arrays.iter().map(|(n, a)| a.meta(n)).collect(),
-            describe_figures: job.describe_figures,
-            raw_png_limit: match self.shared.config.png_encoder {
-                PngEncoder::Host => RAW_PNG_LIMIT,
-                _ => 0,
-            },
-        };
-        let limits = AnswerLimits {
-            nonce,
-            stdout_cap: run.stdout_cap,
-            max_artifacts: run.max_artifacts,
-            max_artifact_bytes: run.max_artifact_bytes,
-            raw_png_limit: run.raw_png_limit,
-        };
+        let (run, limits) = self.run_msg(nonce, &mut job);
         let fds: Vec<_> = job.arrays.iter().map(|(_, a)| a.raw_fd()).collect();
         let exec_start = Instant::now();
         let run = HostMsg::Run(run);
-        let answer = match worker.send_with_fds(&run, &fds) {
+        let mut answer = match worker.send_with_fds(&run, &fds) {
             Ok(()) => watch(
                 worker,
                 &limits,
@@ -478,6 +515,7 @@ impl Slot {
             ),
             Err(e) => Answer::Died(format!("worker stopped reading: {e}")),
         };
+        let answered_at = Instant::now();
         // The code back from the message it travelled in: a timeout's location quotes it.
         if let HostMsg::Run(run) = run {
             job.code = run.code;
@@ -492,114 +530,41 @@ impl Slot {
             gate_enabled: job.gate_enabled,
             retired: None,
         };
-        let lost = |w: &mut Option<WorkerProcess>| {
-            self.lost_at.set(Some(Instant::now()));
-            if let Some(old) = w.take() {
-                // Reaped before the job's outcome goes back (a caller that sees
-                // `Timeout` can rely on the worker being gone); the slot's directories
-                // are wiped after that, at the end of `serve`.
-                old.signal_kill();
-                *w = self.replace_dying(old, || self.fork_replacement());
-            }
-        };
+        outcome.timings.answer = answered_at.duration_since(exec_start);
         let answered = matches!(answer, Answer::Done(..));
-        outcome.result = match answer {
-            Answer::Done(done, artifacts) => {
-                let done = *done;
-                outcome.retired = retirement(&done.housekeeping_failures, &[]);
+        // What becomes of the worker, decided from its answer; what it has to say for
+        // the answer is read before that is carried out.
+        let fate = fate::after_answer(&answer);
+        let mut said = Said::default();
+        match &mut answer {
+            Answer::Done(done, _) => {
+                said.stderr = worker.stderr_tail();
+                outcome.retired = fate::retirement(&done.housekeeping_failures, &[]);
                 // In range: `protocol::answer::check_done` checked both.
                 let ms = |ms: f64| Duration::try_from_secs_f64(ms / 1000.0).unwrap_or_default();
                 outcome.timings.exec = ms(done.exec_ms);
                 outcome.timings.describe = ms(done.figures.describe_ms);
-                outcome.stdout = done.stdout;
+                outcome.stdout = std::mem::take(&mut done.stdout);
                 outcome.stdout_dropped = done.stdout_dropped;
-                let stderr_tail = tail_chars(
-                    &format!("{}{}", done.stderr, worker.stderr_tail()),
-                    STDERR_TAIL_CHARS,
-                );
-                match done.error {
-                    // Writes failed at the scratch limit: that is the job's failure,
-                    // whatever it made of the error.
-                    _ if done.scratch_exhausted.is_some() => {
-                        let which = done.scratch_exhausted.expect("checked");
-                        Err(JobFailure::ScratchFull {
-                            which,
-                            limit: match which {
-                                ScratchLimit::Bytes => self.shared.config.scratch_bytes,
-                                ScratchLimit::Files => self.shared.config.scratch_files,
-                            },
-                        })
-                    }
-                    Some(e) if e.type_name == "MemoryError" => {
-                        // The heap may be fragmented or half-full: start clean.
-                        lost(slot_worker);
-                        Err(JobFailure::MemoryExceeded {
-                            limit_bytes: job.memory_bytes,
-                            raised: Some(Box::new(python_error(e, stderr_tail))),
-                        })
-                    }
-                    Some(e) => Err(JobFailure::PythonError(python_error(e, stderr_tail))),
-                    None => {
-                        let validate_start = Instant::now();
-                        let rules = OutputRules {
-                            out: &job.out_name,
-                            required: &job.required,
-                            max_bytes: self.shared.config.max_artifact_bytes,
-                            blank_check: job.blank_check,
-                            validators: &job.validators,
-                            inputs: &self.dirs.src,
-                        };
-                        let mut artifacts = artifacts;
-                        let checked = validate::check_outputs(
-                            &rules,
-                            &mut artifacts,
-                            &done.artifacts_refused,
-                            &done.figures,
-                        );
-                        for a in &mut artifacts {
-                            a.figure = done.figures.summary_of(&a.name).cloned();
-                        }
-                        outcome.timings.validate = validate_start.elapsed();
-                        checked.map(|()| artifacts)
-                    }
-                }
             }
             Answer::Timeout => {
                 let dump = worker.dump_stack(STACK_DUMP_WAIT);
-                lost(slot_worker);
-                Err(JobFailure::Timeout {
-                    limit: job.timeout,
-                    stopped_at: dump
-                        .and_then(|d| stopped::from_dump(&d, &job.code))
-                        .map(Box::new),
-                })
+                said.stopped_at = dump.and_then(|d| stopped::from_dump(&d, &job.code));
             }
-            Answer::Cancelled => {
-                lost(slot_worker);
-                Err(JobFailure::Cancelled)
-            }
-            Answer::OverMemory => {
-                lost(slot_worker);
-                Err(JobFailure::MemoryExceeded {
-                    limit_bytes: job.memory_bytes,
-                    raised: None,
-                })
-            }
-            Answer::Died(why) => {
-                self.lost_at.set(Some(Instant::now()));
-                let mut w = slot_worker.take().expect("worker present");
-                let status = w.reap(Duration::from_millis(200));
-                let stderr_tail = tail_chars(&w.stderr_tail(), STDERR_TAIL_CHARS);
-                drop(w);
-                Err(JobFailure::WorkerCrashed {
-                    exit: describe_exit(status),
-                    detail: why,
-                    stderr_tail,
-                })
-            }
-            Answer::Violation(detail) => {
-                lost(slot_worker);
-                Err(JobFailure::ProtocolViolation { detail })
+            _ => {}
+        }
+        if let Some((exit, stderr)) = self.carry_out(slot_worker, fate) {
+            said.exit = Some(exit);
+            said.stderr = stderr;
+        }
+        // What the caller receives.
+        outcome.result = match fate::reply(answer, said, &self.bounds(&job)) {
+            Reply::Failed(failure) => Err(failure),
+            Reply::Check(done, artifacts) => {
+                let validate_start = Instant::now();
+                let checked = self.check_outputs(&job, &done, artifacts);
+                outcome.timings.validate = validate_start.elapsed();
+                checked
             }
         };
         // The worker resets itself after answering (while the figures were encoded and
@@ -609,52 +574,173 @@ impl Slot {
             if let Some(w) = slot_worker.as_mut().filter(|w| w.pid() == info_pid) {
                 let deadline = (exec_start + job.timeout).max(Instant::now() + RESET_GRACE);
                 let closed = || self.shared.queue.is_closed();
-                match wait_reset(w, nonce, deadline, job.memory_bytes, &closed) {
-                    Ok(reset) => {
-                        outcome.retired = outcome.retired.take().or_else(|| {
-                            retirement(&reset.housekeeping_failures, &reset.state_changes)
-                        });
-                    }
-                    Err(ResetWait::Violation(detail)) => {
-                        // Something spoke after the answer without the run's nonce: the
-                        // answer is not trusted either.
-                        lost(slot_worker);
-                        outcome.result = Err(JobFailure::ProtocolViolation { detail });
-                    }
-                    Err(ResetWait::Failed(detail)) => {
-                        lost(slot_worker);
-                        outcome.retired.get_or_insert(Retirement {
-                            reason: RetireReason::ResetFailed,
-                            detail,
-                        });
-                    }
+                let reset_start = Instant::now();
+                let reset = wait_reset(w, nonce, deadline, job.memory_bytes, &closed);
+                outcome.timings.reset = reset_start.elapsed();
+                outcome.retired = outcome.retired.or_else(|| fate::reset_retirement(&reset));
+                if let Some(failure) = fate::reset_failure(&reset) {
+                    outcome.result = Err(failure);
                 }
+                self.carry_out(slot_worker, fate::after_reset(&reset));
             }
         }
-        if self.dirs.clear().is_err() {
-            // Leftovers could leak into the next job: start over with a new worker.
-            lost(slot_worker);
-            outcome.retired.get_or_insert(Retirement {
-                reason: RetireReason::Workspace,
-                detail: "the slot's directories could not be emptied".into(),
-            });
-        }
-        // Mark the worker that ran the job (not a replacement `lost` already started).
+        // Leftovers could leak into the next job: then it gets a new worker.
+        let cleared = self.dirs.clear().is_ok();
+        self.carry_out(slot_worker, fate::after_clear(cleared));
+        outcome.retired = outcome
+            .retired
+            .or_else(|| fate::workspace_retirement(cleared));
+        // Mark the worker that ran the job (not a replacement already started).
         if let Some(w) = slot_worker.as_mut().filter(|w| w.pid() == info_pid) {
-            // A fresh-isolation worker dies after this job anyway.
-            if outcome.retired.is_none() && self.shared.config.isolation == Isolation::Reuse {
-                outcome.retired = self.memory_growth(w);
-            }
-            if outcome.retired.is_none() && w.jobs_run >= self.shared.config.max_jobs_per_worker {
-                outcome.retired = Some(Retirement {
-                    reason: RetireReason::JobQuota,
-                    detail: format!("ran {} jobs", w.jobs_run),
-                });
-            }
-            w.retiring = outcome.retired.as_ref().map(|r| r.reason);
+            self.mark_retiring(w, &mut outcome.retired);
         }
         outcome.timings.total = job.submitted.elapsed();
         Ok(outcome)
+    }
+
+    /// The message that hands `job` (its code taken: it comes back with the message)
+    /// to the worker, and the bounds its answer is read under.
+    fn run_msg(&self, nonce: protocol::Nonce, job: &mut Queued) -> (RunMsg, AnswerLimits) {
+        let config = &self.shared.config;
+        let run = RunMsg {
+            nonce,
+            code: std::mem::take(&mut job.code),
+            seed: job.seed,
+            out_name: job.out_name.clone(),
+            stdout_cap: config.stdout_cap,
+            max_artifacts: config.max_artifacts,
+            max_artifact_bytes: config.max_artifact_bytes,
+            figures_in_memory: job.figures_in_memory,
+            arrays: job.arrays.iter().map(|(n, a)| a.meta(n)).collect(),
+            describe_figures: job.describe_figures,
+            raw_png_limit: match config.png_encoder {
+                PngEncoder::Host => RAW_PNG_LIMIT,
+                _ => 0,
+            },
+        };
+        let limits = AnswerLimits {
+            nonce,
+            stdout_cap: run.stdout_cap,
+            max_artifacts: run.max_artifacts,
+            max_artifact_bytes: run.max_artifact_bytes,
+            raw_png_limit: run.raw_png_limit,
+        };
+        (run, limits)
+    }
+
+    /// Marks the worker that ran a job as retiring after its answer (see
+    /// [`fate::departure`]) for the retirement already found, else for memory growth
+    /// or its job quota; the retirement goes into the outcome.
+    fn mark_retiring(&self, w: &mut WorkerProcess, retired: &mut Option<Retirement>) {
+        let config = &self.shared.config;
+        // A fresh-isolation worker dies after this job anyway.
+        if retired.is_none() && config.isolation == Isolation::Reuse {
+            *retired = self.memory_growth(w);
+        }
+        if retired.is_none() {
+            *retired = fate::quota(w.jobs_run, config.max_jobs_per_worker);
+        }
+        w.retiring = retired.as_ref().map(|r| r.reason);
+    }
+
+    /// Replaces a worker unfit for the next job (see [`fate::unfit`]) before it gets it.
+    fn fit_for(&self, slot_worker: &mut Option<WorkerProcess>, tenant: Option<&str>) {
+        let config = &self.shared.config;
+        let unfit = slot_worker.as_mut().and_then(|w| {
+            let may_serve = config.may_serve(w.jobs_run, w.served.as_deref(), tenant);
+            fate::unfit(w.has_unread(), may_serve)
+        });
+        let Some(why) = unfit else {
+            return;
+        };
+        let old = slot_worker.take().expect("checked");
+        let counters = &self.shared.counters;
+        match why {
+            Unfit::WroteWhileIdle => {
+                tracing::warn!(
+                    slot = self.index,
+                    pid = old.pid(),
+                    "pyward: an idle worker wrote to its answer pipe; replaced before its next job"
+                );
+                Counters::bump(&counters.retired_other);
+            }
+            Unfit::OtherTenant => Counters::bump(&counters.tenant_switches),
+        }
+        self.lost_at.set(Some(Instant::now()));
+        old.signal_kill();
+        *slot_worker = self.replace_used(old);
+    }
+
+    /// Carries out a fate decided while serving a job; for a worker that died, how it
+    /// ended and its stderr, read after the reap.
+    fn carry_out(
+        &self,
+        slot_worker: &mut Option<WorkerProcess>,
+        fate: Fate,
+    ) -> Option<(WorkerExit, String)> {
+        match fate {
+            Fate::Keep => None,
+            Fate::Recycle(_) => {
+                self.lost_at.set(Some(Instant::now()));
+                if let Some(old) = slot_worker.take() {
+                    // Reaped before the job's outcome goes back (a caller that sees
+                    // `Timeout` can rely on the worker being gone); the slot's
+                    // directories are wiped after that, at the end of `serve`.
+                    old.signal_kill();
+                    *slot_worker = self.replace_dying(old, || self.fork_replacement());
+                }
+                None
+            }
+            Fate::Reap => {
+                self.lost_at.set(Some(Instant::now()));
+                let mut w = slot_worker.take().expect("worker present");
+                let status = w.reap(Duration::from_millis(200));
+                Some((describe_exit(status), w.stderr_tail()))
+            }
+        }
+    }
+
+    /// The bounds `job` ran under.
+    fn bounds(&self, job: &Queued) -> Bounds {
+        let config = &self.shared.config;
+        Bounds {
+            timeout: job.timeout,
+            memory_bytes: job.memory_bytes,
+            scratch_bytes: config.scratch_bytes,
+            scratch_files: config.scratch_files,
+            max_artifacts: config.max_artifacts,
+            max_artifact_bytes: config.max_artifact_bytes,
+        }
+    }
+
+    /// The artifacts of a job whose code ran to its end, checked against its output
+    /// rules, with the summaries of its figures.
+    fn check_outputs(
+        &self,
+        job: &Queued,
+        done: &DoneMsg,
+        mut artifacts: Vec<Artifact>,
+    ) -> std::result::Result<Vec<Artifact>, JobFailure> {
+        let rules = OutputRules {
+            out: &job.out_name,
+            required: &job.required,
+            max_bytes: self.shared.config.max_artifact_bytes,
+            max_artifacts: self.shared.config.max_artifacts,
+            blank_check: job.blank_check,
+            validators: &job.validators,
+            inputs: &self.dirs.src,
+        };
+        let checked = validate::check_outputs(
+            &rules,
+            &mut artifacts,
+            &done.artifacts_refused,
+            &done.figures,
+            done.bound,
+        );
+        for a in &mut artifacts {
+            a.figure = done.figures.summary_of(&a.name).cloned();
+        }
+        checked.map(|()| artifacts)
     }
 
     /// Reads the worker's memory after a job (for the stats and for choosing which
@@ -683,46 +769,9 @@ impl Slot {
             jobs_run: w.jobs_run,
         });
         self.gauge().set_private_after_job(now.private_bytes);
-        let limit = match self.shared.config.memory_growth {
-            MemoryGrowthLimit::BirthSize => w.birth.rss_bytes,
-            MemoryGrowthLimit::Bytes(bytes) => bytes,
-            MemoryGrowthLimit::Off => return None,
-        };
-        let grown = now.private_bytes.saturating_sub(w.birth.private_bytes);
-        let mib = |b: u64| b as f64 / f64::from(1 << 20);
-        (grown > limit).then(|| Retirement {
-            reason: RetireReason::MemoryGrowth,
-            detail: format!(
-                "private memory grew by {:.0} MiB over {} jobs (soft limit {:.0} MiB)",
-                mib(grown),
-                w.jobs_run,
-                mib(limit)
-            ),
-        })
+        let limit = self.shared.config.memory_growth;
+        fate::memory_growth(limit, &w.birth, now.private_bytes, w.jobs_run)
     }
-}
-
-/// Retires the worker when the between-job reset failed or process-wide state changed
-/// in a way that could not be restored (reported by the worker with its answer or its
-/// reset).
-fn retirement(failures: &[String], state_changes: &[String]) -> Option<Retirement> {
-    let (reason, items) = if !failures.is_empty() {
-        (RetireReason::ResetFailed, failures)
-    } else if !state_changes.is_empty() {
-        (RetireReason::StateChanged, state_changes)
-    } else {
-        return None;
-    };
-    let detail = head_chars(&items.join("; "), 1000);
-    Some(Retirement { reason, detail })
-}
-
-/// Why a between-job reset was not reported.
-enum ResetWait {
-    /// Not by the deadline, the memory ceiling was crossed, or the worker ended.
-    Failed(String),
-    /// The worker sent something other than its reset for this run.
-    Violation(String),
 }
 
 /// The worker's report of its between-job reset for the run of `nonce`, waited for
@@ -767,21 +816,6 @@ fn wait_reset(
                 )))
             }
         }
-    }
-}
-
-/// The job's exception as a failure, with the worker's stderr tail. Each text is cut to
-/// the host's own bound (the worker's are a little lower, `_truncate` in
-/// `python/prelude.py`): the worker runs the job's code, and what reaches a caller or a
-/// model is the host's to bound.
-fn python_error(e: protocol::PyErrorInfo, stderr_tail: String) -> PythonError {
-    PythonError {
-        type_name: head_chars(&e.type_name, 200),
-        message: head_chars(&e.message, 4000),
-        line: e.line,
-        traceback: head_chars(&e.traceback, 8000),
-        stderr_tail,
-        hint: head_chars(&e.hint, 4000),
     }
 }
 

@@ -94,7 +94,10 @@ pub struct RetiredCounts {
     pub memory_growth: u64,
     /// Retired idle to relieve memory pressure on the host.
     pub host_pressure: u64,
-    /// Killed: timeout, memory ceiling, cancellation, crash, untrusted state, quota.
+    /// Ran its quota of jobs
+    /// ([`ExecutorBuilder::max_jobs_per_worker`](crate::ExecutorBuilder::max_jobs_per_worker)).
+    pub job_quota: u64,
+    /// Killed: timeout, memory ceiling, cancellation, crash, untrusted state.
     pub other: u64,
 }
 
@@ -106,8 +109,15 @@ pub struct PoolStats {
     pub workers: Vec<WorkerStats>,
     /// Workers running a job.
     pub busy: usize,
-    /// Jobs waiting for a worker.
+    /// Jobs waiting for a worker. It may exceed `queue_depth` for a moment: a job is
+    /// admitted by `unanswered`, and a worker that answered may still be resetting.
     pub queued: usize,
+    /// Jobs admitted and not answered yet, queued or running: a new job is refused (or
+    /// waits, under [`Backpressure::Wait`](crate::Backpressure::Wait)) while this is
+    /// `max_workers + queue_depth`. A worker resetting after its answer is not counted.
+    pub unanswered: usize,
+    /// The configured queue depth.
+    pub queue_depth: usize,
     /// The pool never shrinks below this many workers.
     pub min_workers: usize,
     /// The pool never grows above this many workers.
@@ -128,6 +138,9 @@ pub struct PoolStats {
     /// Workers kept warm for one tenant and replaced by a fresh fork for a job of
     /// another (see [`Job::tenant`](crate::Job::tenant)).
     pub tenant_switches: u64,
+    /// Processes forked from the template that have run nothing, waiting beside
+    /// workers kept warm for a tenant, for the next job of another tenant.
+    pub spares: usize,
     /// Panics caught in pool slots since `build()` (each slot served on with a new
     /// worker). Always 0: anything else is a bug to report.
     pub slot_panics: u64,
@@ -251,9 +264,12 @@ pub(crate) struct Counters {
     pub retired_idle: AtomicU64,
     pub retired_memory: AtomicU64,
     pub retired_pressure: AtomicU64,
+    pub retired_quota: AtomicU64,
     pub retired_other: AtomicU64,
     pub slot_panics: AtomicU64,
     pub tenant_switches: AtomicU64,
+    /// Spares forked and not yet taken (see `Slot::keep_spare`).
+    pub spares: std::sync::atomic::AtomicUsize,
 }
 
 impl Counters {
@@ -267,6 +283,7 @@ impl Counters {
             idle: get(&self.retired_idle),
             memory_growth: get(&self.retired_memory),
             host_pressure: get(&self.retired_pressure),
+            job_quota: get(&self.retired_quota),
             other: get(&self.retired_other),
         }
     }

@@ -13,6 +13,7 @@ use std::task::{Context, Poll, Waker};
 
 use parking_lot::Mutex;
 
+use super::places::Place;
 use crate::error::{Error, Result};
 use crate::outcome::Outcome;
 
@@ -87,24 +88,40 @@ impl Ticket {
 /// The slot's end of a ticket: completing it is the only way to answer, and dropping it
 /// unanswered (a slot thread that panicked, a queue closed at shutdown) answers
 /// [`Error::Shutdown`], so no caller waits forever.
-pub(crate) struct Reply(Arc<Ticket>);
+pub(crate) struct Reply {
+    ticket: Arc<Ticket>,
+    /// The job's place in the pool's admission count, held from the queue to the answer.
+    place: Option<Place>,
+}
 
 impl Reply {
     pub(crate) fn new(ticket: &Arc<Ticket>) -> Reply {
-        Reply(Arc::clone(ticket))
+        Reply {
+            ticket: Arc::clone(ticket),
+            place: None,
+        }
     }
 
-    pub(crate) fn send(self, outcome: Result<Outcome>) {
-        self.0.complete(outcome);
+    /// Holds `place` until the answer is sent.
+    pub(crate) fn hold(&mut self, place: Place) {
+        self.place = Some(place);
+    }
+
+    /// Answers. The place frees first: a caller that sends its next job the moment it
+    /// hears back finds it free.
+    pub(crate) fn send(mut self, outcome: Result<Outcome>) {
+        drop(self.place.take());
+        self.ticket.complete(outcome);
     }
 
     pub(crate) fn ticket(&self) -> &Ticket {
-        &self.0
+        &self.ticket
     }
 }
 
 impl Drop for Reply {
     fn drop(&mut self) {
-        self.0.complete(Err(Error::Shutdown));
+        drop(self.place.take());
+        self.ticket.complete(Err(Error::Shutdown));
     }
 }

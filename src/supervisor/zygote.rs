@@ -62,7 +62,7 @@ use super::config::Config;
 use crate::error::{Error, Result};
 use crate::protocol::{self, WorkerMsg, ZygoteReply, ZygoteRequest, PROTOCOL_VERSION};
 use crate::supervisor::launch::{
-    describe_exit, init_msg, spawn_stderr_drain, startup_error, worker_command,
+    describe_exit, init_msg, spawn_stderr_drain, startup_error, worker_command, Starting,
 };
 use crate::supervisor::stats::{MemoryUsage, ZygoteStats};
 use crate::workspace::SlotDirs;
@@ -286,7 +286,7 @@ impl Zygote {
             sock,
             drain: Some(drain),
         };
-        let init = init_msg(config, dirs, mpl_config, true);
+        let init = init_msg(config, dirs, mpl_config, Starting::Zygote);
         let ready = protocol::send(&mut zygote.sock, &init)
             .and_then(|()| zygote.sock.set_read_timeout(Some(config.startup_timeout)))
             .and_then(|()| zygote.recv::<WorkerMsg>());

@@ -3,12 +3,21 @@
 
 use std::path::Path;
 
+mod bounds;
+mod expect;
 mod outputs;
+mod preview;
+mod sheet;
 mod table;
+mod xlsx_parts;
 
-pub(crate) use outputs::{check_outputs, OutputRules};
+pub use crate::outcome::{is_figure, main_figure, FIGURE_SUFFIXES};
+pub(crate) use outputs::{bound_failure, check_outputs, OutputRules};
 
-pub use table::{BoundCheck, KeysFromInput, SumCheck, TableCheck};
+pub use bounds::{MAX_INFLATED_BYTES, MAX_TABLE_BYTES, MAX_TABLE_CELLS, MAX_ZIP_ENTRIES};
+pub use expect::{Expectations, ExpectationsError, EXPECTATIONS_VERSION};
+pub use preview::{ColumnPreview, TablePreview, PREVIEW_CELL_CHARS, PREVIEW_COLUMNS, PREVIEW_ROWS};
+pub use table::{BoundCheck, ColumnsUnchanged, Decimals, KeysFromInput, SumCheck, TableCheck};
 
 use crate::outcome::{Artifact, JobFailure};
 
@@ -201,6 +210,42 @@ fn sniff(name: &str, bytes: &[u8]) -> Result<&'static str, JobFailure> {
         "json" => serde_json::from_slice::<serde_json::Value>(bytes)
             .map(|_| "application/json")
             .map_err(|e| invalid("not-json", format!("{name}: {e}"))),
+        "jpg" | "jpeg" => {
+            if bytes.starts_with(b"\xff\xd8\xff") && bytes.ends_with(b"\xff\xd9") {
+                Ok("image/jpeg")
+            } else {
+                Err(invalid(
+                    "not-jpeg",
+                    format!("{name} is not a complete JPEG"),
+                ))
+            }
+        }
+        "webp" => {
+            let riff_len = bytes
+                .get(4..8)
+                .map(|l| u32::from_le_bytes(l.try_into().expect("4 bytes")) as usize);
+            if bytes.starts_with(b"RIFF")
+                && bytes.get(8..12) == Some(b"WEBP")
+                && riff_len == Some(bytes.len() - 8)
+            {
+                Ok("image/webp")
+            } else {
+                Err(invalid(
+                    "not-webp",
+                    format!("{name} is not a complete WebP"),
+                ))
+            }
+        }
+        "xlsx" => {
+            if bytes.starts_with(b"PK\x03\x04") {
+                Ok("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+            } else {
+                Err(invalid(
+                    "not-xlsx",
+                    format!("{name} is not an xlsx workbook"),
+                ))
+            }
+        }
         "csv" | "txt" => std::str::from_utf8(bytes)
             .map(|_| {
                 if extension(name) == "csv" {
@@ -261,6 +306,8 @@ mod tests {
             media_type: String::new(),
             bytes: bytes.to_vec(),
             figure: None,
+            obtained: None,
+            requested: None,
         }
     }
 

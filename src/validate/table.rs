@@ -1,24 +1,40 @@
-//! Checks over a CSV table a data job writes, expressed as data so that a backend can
-//! configure them per job (JSON or TOML) without writing Rust.
+//! Checks over a table a data job writes (CSV, or a sheet of an `.xlsx` workbook),
+//! expressed as data so that a backend can configure them per job (JSON or TOML) without
+//! writing Rust.
 //!
 //! The cost-allocation task "split the total cost by each department's revenue weight,
-//! R&D at least 10%, sales at most 35%" becomes: required columns, keys preserved from
-//! the input table, no duplicate keys, no NaN in the amounts, the amounts summing to the
-//! total, and per-row bounds on the share column.
+//! R&D at least 10%, sales at most 35%, round to cents" becomes: required columns, keys
+//! preserved from the input table (which may be a workbook while the output is CSV, or
+//! the other way round), input columns copied through unchanged, no duplicate keys, no
+//! NaN in the amounts, the amounts summing to the total, per-row bounds on the share
+//! column, amounts with at most two decimals, and no cell a spreadsheet program would run
+//! as a formula. A failure names the cells (`result.xlsx!Sheet1!C7`) and the numbers.
+//! Files are read within bounds (see [`sheet`](super::sheet)).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::bounds::{MAX_TABLE_BYTES, NAMED};
+use super::sheet::{Select, Table, Value};
 use super::{ValidationContext, Validator};
 
-/// Checks over one CSV artifact. Every list may be empty; a check that is not set is
-/// not run.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+/// Checks over one table artifact (`.csv`, or `.xlsx`/`.xlsm`: a sheet of it). Every
+/// list may be empty; a check that is not set is not run, except `no_formulas`, which is
+/// on unless turned off.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TableCheck {
-    /// The CSV artifact, e.g. `allocation.csv`.
+    /// The table artifact, e.g. `allocation.csv` or `result.xlsx`.
     pub artifact: String,
+    /// The sheet of a workbook artifact (default: the first sheet).
+    #[serde(default)]
+    pub sheet: Option<String>,
+    /// The header's row, counted from 1 (default: the first non-empty row).
+    #[serde(default)]
+    pub header_row: Option<u32>,
     /// Columns that must be present.
     #[serde(default)]
     pub required_columns: Vec<String>,
@@ -40,14 +56,91 @@ pub struct TableCheck {
     /// Bounds on a column's values, optionally for selected rows only.
     #[serde(default)]
     pub bounds: Vec<BoundCheck>,
+    /// Input columns the output copies through, which must equal the input's values
+    /// row by row (matched by key).
+    #[serde(default)]
+    pub columns_unchanged: Option<ColumnsUnchanged>,
+    /// Columns whose numbers must have at most so many decimals (amounts in cents).
+    #[serde(default)]
+    pub decimals: Vec<Decimals>,
+    /// Refuse formula cells and text cells starting with `=`, `+`, `-` or `@` (or a tab
+    /// or carriage return): a spreadsheet program runs them as formulas, the
+    /// spreadsheet-injection vector. A negative number stored as a number is fine (in
+    /// CSV, a field that reads as a number). On by default; in a workbook every sheet
+    /// is looked at.
+    #[serde(default = "yes")]
+    pub no_formulas: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for TableCheck {
+    fn default() -> Self {
+        TableCheck {
+            artifact: String::new(),
+            sheet: None,
+            header_row: None,
+            required_columns: Vec::new(),
+            row_count: None,
+            keys_from_input: None,
+            unique_keys: Vec::new(),
+            no_nan: Vec::new(),
+            sums: Vec::new(),
+            bounds: Vec::new(),
+            columns_unchanged: None,
+            decimals: Vec::new(),
+            no_formulas: true,
+        }
+    }
+}
+
+/// Input columns copied through to the output unchanged: for every output row whose key
+/// is in the input, each column equals the input row's value (numbers within
+/// `tolerance`, relative; text exactly, after trimming).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ColumnsUnchanged {
+    /// Input table (relative to the inputs; CSV or a workbook).
+    pub input: String,
+    /// The input workbook's sheet (default: the first).
+    #[serde(default)]
+    pub sheet: Option<String>,
+    /// The input's header row, counted from 1 (default: the first non-empty row).
+    #[serde(default)]
+    pub header_row: Option<u32>,
+    /// Key columns matching output rows to input rows.
+    pub key: Vec<String>,
+    /// Columns that must be unchanged.
+    pub columns: Vec<String>,
+    /// Largest accepted relative difference between numbers.
+    #[serde(default = "default_tolerance")]
+    pub tolerance: f64,
+}
+
+/// A column's numbers have at most `max` decimals.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Decimals {
+    /// Numeric column.
+    pub column: String,
+    /// Most decimals.
+    pub max: u32,
 }
 
 /// The output's key columns must hold the same set of values as the input's.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct KeysFromInput {
-    /// Input CSV (relative to SRC).
+    /// Input table (relative to the inputs; CSV or a workbook).
     pub input: String,
+    /// The input workbook's sheet (default: the first).
+    #[serde(default)]
+    pub sheet: Option<String>,
+    /// The input's header row, counted from 1 (default: the first non-empty row).
+    #[serde(default)]
+    pub header_row: Option<u32>,
     /// Key columns, present in both tables.
     pub columns: Vec<String>,
 }
@@ -90,63 +183,458 @@ pub struct BoundCheck {
     pub equals: Option<String>,
 }
 
-/// A parsed CSV table.
-struct Table {
-    headers: Vec<String>,
-    rows: Vec<Vec<String>>,
+/// Reads the input `name` staged for the job, within [`MAX_TABLE_BYTES`]. The
+/// name comes from a job's declaration: it is opened through a directory handle of the
+/// inputs that cannot be left (no `..`, no absolute path, no symlink out).
+fn read_input(inputs: &Path, name: &str, select: Select<'_>) -> Result<Table, String> {
+    let dir = cap_std::fs::Dir::open_ambient_dir(inputs, cap_std::ambient_authority())
+        .map_err(|e| format!("input {name}: {e}"))?;
+    let file = dir
+        .open(name)
+        .map_err(|e| format!("input {name} cannot be opened: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_TABLE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("input {name}: {e}"))?;
+    Table::read(name, &bytes, select)
 }
 
-impl Table {
-    fn parse(name: &str, bytes: &[u8]) -> Result<Table, String> {
-        let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(bytes);
-        let headers = reader
-            .headers()
-            .map_err(|e| format!("{name}: {e}"))?
+/// `1,000,000.00` for 1e6 at 2 decimals.
+fn grouped(x: f64, decimals: usize) -> String {
+    let text = format!("{:.*}", decimals, x.abs());
+    let (int, frac) = text
+        .split_once('.')
+        .map_or((text.as_str(), ""), |(i, f)| (i, f));
+    let mut out = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if !frac.is_empty() {
+        out.push('.');
+        out.push_str(frac);
+    }
+    if x < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// Decimals to show a sum with: enough to see a difference of `tolerance`.
+fn shown_decimals(tolerance: f64) -> usize {
+    if tolerance > 0.0 && tolerance.is_finite() {
+        ((-tolerance.log10()).ceil().max(0.0) as usize).clamp(2, 9)
+    } else {
+        6
+    }
+}
+
+/// "A2, A5, A9 and 3 more" from a list of cells and how many there were.
+fn listed(cells: &[String], total: usize) -> String {
+    let mut s = cells.join("; ");
+    if total > cells.len() {
+        s.push_str(&format!("; and {} more", total - cells.len()));
+    }
+    s
+}
+
+/// Whether `x` has at most `max` decimals (within the binary representation's error);
+/// a CSV field is judged by its digits as written.
+fn within_decimals(value: &Value, x: f64, max: u32) -> bool {
+    if let Value::Text(t) = value {
+        let t = t.trim();
+        if !t.contains(['e', 'E']) {
+            return t.split_once('.').map_or(0, |(_, f)| f.len()) <= max as usize;
+        }
+    }
+    let scaled = x * 10f64.powi(max as i32);
+    // The product's own rounding error is a few ulps of it.
+    (scaled - scaled.round()).abs() <= (scaled.abs() * 8.0 * f64::EPSILON).max(1e-9)
+}
+
+/// An input table as a rule names it: file, sheet, header row.
+type InputKey = (String, Option<String>, Option<u32>);
+
+/// The input tables a check compares its artifact with, each read once however many
+/// rules name it, with what reading it gave.
+struct InputTables {
+    tables: Vec<(InputKey, Result<Table, String>)>,
+}
+
+impl InputTables {
+    fn read(check: &TableCheck, inputs: &Path) -> InputTables {
+        let mut read = InputTables { tables: Vec::new() };
+        let wanted = [
+            check
+                .keys_from_input
+                .as_ref()
+                .map(|k| (&k.input, k.sheet.as_deref(), k.header_row)),
+            check
+                .columns_unchanged
+                .as_ref()
+                .map(|u| (&u.input, u.sheet.as_deref(), u.header_row)),
+        ];
+        for (name, sheet, header_row) in wanted.into_iter().flatten() {
+            if read.position(name, sheet, header_row).is_none() {
+                let select = Select {
+                    sheet,
+                    header_row,
+                    injections: false,
+                };
+                let key = (name.clone(), sheet.map(str::to_string), header_row);
+                read.tables.push((key, read_input(inputs, name, select)));
+            }
+        }
+        read
+    }
+
+    fn position(&self, name: &str, sheet: Option<&str>, header_row: Option<u32>) -> Option<usize> {
+        self.tables
             .iter()
-            .map(|h| h.trim().to_string())
-            .collect();
-        let rows = reader
-            .records()
-            .map(|r| r.map(|r| r.iter().map(str::to_string).collect()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| format!("{name}: {e}"))?;
-        Ok(Table { headers, rows })
+            .position(|((n, s, h), _)| n == name && s.as_deref() == sheet && *h == header_row)
     }
 
-    fn column(&self, name: &str, table: &str) -> Result<usize, String> {
-        self.headers.iter().position(|h| h == name).ok_or_else(|| {
-            format!(
-                "{table} has no column {name:?} (columns: {:?})",
-                self.headers
-            )
-        })
+    /// What reading an input gave (every input a rule names was read by
+    /// [`InputTables::read`]).
+    fn get(
+        &self,
+        name: &str,
+        sheet: Option<&str>,
+        header_row: Option<u32>,
+    ) -> Result<&Table, String> {
+        match self.position(name, sheet, header_row) {
+            Some(i) => self.tables[i].1.as_ref().map_err(Clone::clone),
+            None => Err(format!("input {name} was not read")),
+        }
+    }
+}
+
+impl TableCheck {
+    fn select(&self) -> Select<'_> {
+        Select {
+            sheet: self.sheet.as_deref(),
+            header_row: self.header_row,
+            injections: self.no_formulas,
+        }
     }
 
-    fn number(&self, row: usize, col: usize, table: &str) -> Result<f64, String> {
-        let cell = self.rows[row][col].trim();
-        cell.parse::<f64>().map_err(|_| {
-            format!(
-                "{table} row {} column {:?}: {cell:?} is not a number",
-                row + 1,
-                self.headers[col]
-            )
-        })
+    fn columns(table: &Table, names: &[String]) -> Result<Vec<usize>, String> {
+        names.iter().map(|c| table.column(c)).collect()
     }
 
-    fn keys(&self, cols: &[usize]) -> Vec<Vec<&str>> {
-        self.rows
+    fn keys(table: &Table, cols: &[usize]) -> Vec<Vec<String>> {
+        table
+            .rows
             .iter()
-            .map(|r| cols.iter().map(|&c| r[c].trim()).collect())
+            .map(|r| {
+                cols.iter()
+                    .map(|&c| r[c].canonical().into_owned())
+                    .collect()
+            })
             .collect()
     }
-}
 
-fn is_nan(cell: &str) -> bool {
-    let c = cell.trim();
-    c.is_empty()
-        || c.eq_ignore_ascii_case("nan")
-        || c.eq_ignore_ascii_case("na")
-        || c.eq_ignore_ascii_case("null")
+    /// Every rule over an already read table and its inputs; each failing rule adds
+    /// one line.
+    fn failures(&self, table: &Table, inputs: &InputTables) -> Vec<String> {
+        let mut failed = Vec::new();
+        let mut fail = |r: Result<(), String>| {
+            if let Err(e) = r {
+                failed.push(e);
+            }
+        };
+        if self.no_formulas && table.injection_count > 0 {
+            fail(Err(format!(
+                "{} cells of {} are run as formulas by a spreadsheet program (write amounts as numbers, and do not start text with =, +, - or @): {}",
+                table.injection_count,
+                self.artifact,
+                listed(&table.injections, table.injection_count)
+            )));
+        }
+        for c in &self.required_columns {
+            fail(table.column(c).map(|_| ()));
+        }
+        if let Some(n) = self.row_count {
+            if table.rows.len() != n {
+                fail(Err(format!(
+                    "{} has {} rows, expected {n}",
+                    table.label,
+                    table.rows.len()
+                )));
+            }
+        }
+        for c in &self.no_nan {
+            fail(self.no_nan(table, c));
+        }
+        if !self.unique_keys.is_empty() {
+            fail(self.unique(table));
+        }
+        if let Some(k) = &self.keys_from_input {
+            let input = inputs.get(&k.input, k.sheet.as_deref(), k.header_row);
+            fail(input.and_then(|input| self.keys_kept(table, k, input)));
+        }
+        if let Some(u) = &self.columns_unchanged {
+            let input = inputs.get(&u.input, u.sheet.as_deref(), u.header_row);
+            fail(input.and_then(|input| self.unchanged(table, u, input)));
+        }
+        for s in &self.sums {
+            fail(self.sum(table, s));
+        }
+        for b in &self.bounds {
+            fail(self.bound(table, b));
+        }
+        for d in &self.decimals {
+            fail(self.rounded(table, d));
+        }
+        failed
+    }
+
+    fn no_nan(&self, table: &Table, c: &str) -> Result<(), String> {
+        let col = table.column(c)?;
+        let rows: Vec<usize> = (0..table.rows.len())
+            .filter(|&r| table.rows[r][col].is_missing())
+            .collect();
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let cells: Vec<String> = rows
+            .iter()
+            .take(NAMED)
+            .map(|&r| table.cell(r, col))
+            .collect();
+        Err(format!(
+            "column {c:?} is empty or NaN in {} rows: {}",
+            rows.len(),
+            listed(&cells, rows.len())
+        ))
+    }
+
+    fn unique(&self, table: &Table) -> Result<(), String> {
+        let cols = Self::columns(table, &self.unique_keys)?;
+        let mut seen: HashMap<Vec<String>, usize> = HashMap::new();
+        let mut dups = Vec::new();
+        let mut count = 0;
+        for (r, key) in Self::keys(table, &cols).into_iter().enumerate() {
+            if let Some(&first) = seen.get(&key) {
+                count += 1;
+                if dups.len() < NAMED {
+                    dups.push(format!(
+                        "{key:?} in {} and {}",
+                        table.cell(first, cols[0]),
+                        table.cell(r, cols[0])
+                    ));
+                }
+            } else {
+                seen.insert(key, r);
+            }
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        Err(format!(
+            "{} has {count} duplicate keys in {:?}: {}",
+            table.label,
+            self.unique_keys,
+            listed(&dups, count)
+        ))
+    }
+
+    fn keys_kept(&self, table: &Table, k: &KeysFromInput, input: &Table) -> Result<(), String> {
+        let out_cols = Self::columns(table, &k.columns)?;
+        let in_cols = Self::columns(input, &k.columns)?;
+        let got: HashSet<_> = Self::keys(table, &out_cols).into_iter().collect();
+        let want: HashSet<_> = Self::keys(input, &in_cols).into_iter().collect();
+        let mut missing: Vec<_> = want.difference(&got).collect();
+        let mut extra: Vec<_> = got.difference(&want).collect();
+        if missing.is_empty() && extra.is_empty() {
+            return Ok(());
+        }
+        missing.sort();
+        extra.sort();
+        let (nm, ne) = (missing.len(), extra.len());
+        missing.truncate(NAMED);
+        extra.truncate(NAMED);
+        Err(format!(
+            "{} does not keep the keys {:?} of {}: {nm} missing {missing:?}, {ne} unexpected {extra:?}",
+            table.label, k.columns, input.label
+        ))
+    }
+
+    fn unchanged(&self, table: &Table, u: &ColumnsUnchanged, input: &Table) -> Result<(), String> {
+        let out_keys = Self::columns(table, &u.key)?;
+        let in_keys = Self::columns(input, &u.key)?;
+        let mut by_key: HashMap<Vec<String>, usize> = HashMap::new();
+        for (r, key) in Self::keys(input, &in_keys).into_iter().enumerate() {
+            by_key.entry(key).or_insert(r);
+        }
+        // The input row of each output row (None: a key the input does not have).
+        let matched: Vec<Option<usize>> = Self::keys(table, &out_keys)
+            .iter()
+            .map(|key| by_key.get(key).copied())
+            .collect();
+        let mut problems = Vec::new();
+        for c in &u.columns {
+            let (oc, ic) = (table.column(c)?, input.column(c)?);
+            let mut differ = Vec::new();
+            let mut count = 0;
+            for (r, ir) in matched.iter().enumerate() {
+                let Some(ir) = *ir else {
+                    continue;
+                };
+                let (got, want) = (&table.rows[r][oc], &input.rows[ir][ic]);
+                let same = match (got.number(), want.number()) {
+                    (Some(a), Some(b)) if !got.is_missing() && !want.is_missing() => {
+                        (a - b).abs() <= u.tolerance * b.abs().max(1.0)
+                    }
+                    _ => {
+                        got.canonical() == want.canonical()
+                            || (got.is_missing() && want.is_missing())
+                    }
+                };
+                if !same {
+                    count += 1;
+                    if differ.len() < NAMED {
+                        differ.push(format!(
+                            "{} is {}, {} is {}",
+                            table.cell(r, oc),
+                            got.shown(),
+                            input.cell(ir, ic),
+                            want.shown()
+                        ));
+                    }
+                }
+            }
+            if count > 0 {
+                problems.push(format!(
+                    "{count} rows differ from input on {c}: {}",
+                    listed(&differ, count)
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} must copy {:?} from {} unchanged (by {:?}): {}",
+                table.label,
+                u.columns,
+                input.label,
+                u.key,
+                problems.join("; ")
+            ))
+        }
+    }
+
+    fn numbers(
+        table: &Table,
+        col: usize,
+        rows: impl Iterator<Item = usize>,
+    ) -> Result<Vec<(usize, f64)>, String> {
+        let mut out = Vec::new();
+        for r in rows {
+            let v = &table.rows[r][col];
+            match v.number() {
+                Some(x) => out.push((r, x)),
+                None => {
+                    return Err(format!(
+                        "{} is {}, not a number",
+                        table.cell(r, col),
+                        v.shown()
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn sum(&self, table: &Table, s: &SumCheck) -> Result<(), String> {
+        let col = table.column(&s.column)?;
+        let values = Self::numbers(table, col, 0..table.rows.len())?;
+        let sum: f64 = values.iter().map(|(_, x)| x).sum();
+        if (sum - s.total).abs() <= s.tolerance && !sum.is_nan() {
+            return Ok(());
+        }
+        let d = shown_decimals(s.tolerance);
+        Err(format!(
+            "sum of {} is {}, expected {} ± {} ({})",
+            s.column,
+            grouped(sum, d),
+            grouped(s.total, d),
+            s.tolerance,
+            table.span(col)
+        ))
+    }
+
+    fn bound(&self, table: &Table, b: &BoundCheck) -> Result<(), String> {
+        let col = table.column(&b.column)?;
+        let selector = match (&b.where_column, &b.equals) {
+            (Some(w), Some(v)) => Some((table.column(w)?, v.as_str())),
+            _ => None,
+        };
+        let rows = (0..table.rows.len()).filter(|&r| {
+            selector.is_none_or(|(wc, v)| {
+                table.rows[r][wc].canonical() == Value::Text(v.into()).canonical()
+            })
+        });
+        let mut out = Vec::new();
+        let mut count = 0;
+        for (r, x) in Self::numbers(table, col, rows)? {
+            let low = b.min.is_some_and(|m| x < m);
+            let high = b.max.is_some_and(|m| x > m);
+            if low || high || x.is_nan() {
+                count += 1;
+                if out.len() < NAMED {
+                    let bound = if low {
+                        format!("at least {}", b.min.unwrap_or_default())
+                    } else {
+                        format!("at most {}", b.max.unwrap_or_default())
+                    };
+                    out.push(format!("{} is {x}, must be {bound}", table.cell(r, col)));
+                }
+            }
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        let which = match selector {
+            Some((wc, v)) => format!(" where {} = {v:?}", table.headers[wc]),
+            None => String::new(),
+        };
+        Err(format!(
+            "{} out of bounds{which} in {count} rows: {}",
+            b.column,
+            listed(&out, count)
+        ))
+    }
+
+    fn rounded(&self, table: &Table, d: &Decimals) -> Result<(), String> {
+        let col = table.column(&d.column)?;
+        let mut out = Vec::new();
+        let mut count = 0;
+        for (r, x) in Self::numbers(table, col, 0..table.rows.len())? {
+            if !within_decimals(&table.rows[r][col], x, d.max) {
+                count += 1;
+                if out.len() < NAMED {
+                    out.push(format!(
+                        "{} is {}",
+                        table.cell(r, col),
+                        table.rows[r][col].shown()
+                    ));
+                }
+            }
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        Err(format!(
+            "{} must have at most {} decimals; {count} rows have more: {}",
+            d.column,
+            d.max,
+            listed(&out, count)
+        ))
+    }
 }
 
 impl Validator for TableCheck {
@@ -156,207 +644,23 @@ impl Validator for TableCheck {
 
     fn check(&self, ctx: &ValidationContext<'_>) -> Result<(), String> {
         let name = self.artifact.as_str();
-        let table = Table::parse(name, &ctx.artifact(name)?.bytes)?;
-        for c in &self.required_columns {
-            table.column(c, name)?;
+        let bytes = &ctx.artifact(name)?.bytes;
+        // The output and the inputs it is compared with are read side by side: each
+        // is a whole workbook parse.
+        let (table, inputs) = std::thread::scope(|scope| {
+            let inputs = scope.spawn(|| InputTables::read(self, ctx.inputs));
+            let table = Table::read(name, bytes, self.select());
+            (table, inputs.join())
+        });
+        let inputs = inputs.map_err(|_| format!("reading the inputs of {name} failed"))?;
+        let failed = self.failures(&table?, &inputs);
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(failed.join("\n"))
         }
-        if let Some(n) = self.row_count {
-            if table.rows.len() != n {
-                return Err(format!(
-                    "{name} has {} rows, expected {n}",
-                    table.rows.len()
-                ));
-            }
-        }
-        for c in &self.no_nan {
-            let col = table.column(c, name)?;
-            if let Some(r) = table.rows.iter().position(|row| is_nan(&row[col])) {
-                return Err(format!(
-                    "{name} column {c:?} is empty or NaN in row {}",
-                    r + 1
-                ));
-            }
-        }
-        if !self.unique_keys.is_empty() {
-            let cols = self
-                .unique_keys
-                .iter()
-                .map(|c| table.column(c, name))
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut seen = HashSet::new();
-            for key in table.keys(&cols) {
-                if !seen.insert(key.clone()) {
-                    return Err(format!(
-                        "{name} has a duplicate key {key:?} in {:?}",
-                        self.unique_keys
-                    ));
-                }
-            }
-        }
-        if let Some(k) = &self.keys_from_input {
-            let input_path = ctx.inputs.join(&k.input);
-            let bytes =
-                std::fs::read(&input_path).map_err(|e| format!("input {}: {e}", k.input))?;
-            let input = Table::parse(&k.input, &bytes)?;
-            let out_cols = k
-                .columns
-                .iter()
-                .map(|c| table.column(c, name))
-                .collect::<Result<Vec<_>, _>>()?;
-            let in_cols = k
-                .columns
-                .iter()
-                .map(|c| input.column(c, &k.input))
-                .collect::<Result<Vec<_>, _>>()?;
-            let got: HashSet<_> = table.keys(&out_cols).into_iter().collect();
-            let want: HashSet<_> = input.keys(&in_cols).into_iter().collect();
-            let missing: Vec<_> = want.difference(&got).take(5).collect();
-            let extra: Vec<_> = got.difference(&want).take(5).collect();
-            if !missing.is_empty() || !extra.is_empty() {
-                return Err(format!(
-                    "{name} does not keep the keys {:?} of {}: missing {missing:?}, unexpected {extra:?}",
-                    k.columns, k.input
-                ));
-            }
-        }
-        for s in &self.sums {
-            let col = table.column(&s.column, name)?;
-            let mut sum = 0.0;
-            for r in 0..table.rows.len() {
-                sum += table.number(r, col, name)?;
-            }
-            if (sum - s.total).abs() > s.tolerance || sum.is_nan() {
-                return Err(format!(
-                    "{name} column {:?} sums to {sum}, expected {} (tolerance {})",
-                    s.column, s.total, s.tolerance
-                ));
-            }
-        }
-        for b in &self.bounds {
-            let col = table.column(&b.column, name)?;
-            let selector = match (&b.where_column, &b.equals) {
-                (Some(w), Some(v)) => Some((table.column(w, name)?, v.as_str())),
-                _ => None,
-            };
-            for r in 0..table.rows.len() {
-                if let Some((wc, v)) = selector {
-                    if table.rows[r][wc].trim() != v {
-                        continue;
-                    }
-                }
-                let x = table.number(r, col, name)?;
-                let low = b.min.is_some_and(|m| x < m);
-                let high = b.max.is_some_and(|m| x > m);
-                if low || high || x.is_nan() {
-                    let bound = if low {
-                        format!("at least {}", b.min.unwrap_or_default())
-                    } else {
-                        format!("at most {}", b.max.unwrap_or_default())
-                    };
-                    return Err(format!(
-                        "{name} row {} column {:?} is {x}, must be {bound}",
-                        r + 1,
-                        b.column
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::outcome::Artifact;
-
-    fn ctx_check(check: &TableCheck, csv: &str, input: Option<&str>) -> Result<(), String> {
-        let dir = tempfile::tempdir().unwrap();
-        if let Some(i) = input {
-            std::fs::write(dir.path().join("depts.csv"), i).unwrap();
-        }
-        let arts = [Artifact {
-            name: "alloc.csv".into(),
-            media_type: "text/csv".into(),
-            bytes: csv.as_bytes().to_vec(),
-            figure: None,
-        }];
-        check.check(&ValidationContext {
-            artifacts: &arts,
-            inputs: dir.path(),
-        })
-    }
-
-    fn allocation_check() -> TableCheck {
-        serde_json::from_str(
-            r#"{"artifact": "alloc.csv",
-                "required_columns": ["dept", "share", "amount"],
-                "row_count": 3,
-                "keys_from_input": {"input": "depts.csv", "columns": ["dept"]},
-                "unique_keys": ["dept"],
-                "no_nan": ["amount"],
-                "sums": [{"column": "amount", "total": 1000, "tolerance": 0.01}],
-                "bounds": [{"column": "share", "min": 0.10, "where_column": "dept", "equals": "rnd"},
-                           {"column": "share", "max": 0.35, "where_column": "dept", "equals": "sales"}]}"#,
-        )
-        .unwrap()
-    }
-
-    const INPUT: &str = "dept,revenue\nrnd,100\nsales,300\nops,600\n";
-
-    #[test]
-    fn cost_allocation_passes_when_right() {
-        let ok = "dept,share,amount\nrnd,0.15,150\nsales,0.35,350\nops,0.5,500\n";
-        ctx_check(&allocation_check(), ok, Some(INPUT)).unwrap();
-    }
-
-    #[test]
-    fn each_table_rule_fails_with_a_specific_message() {
-        let c = allocation_check();
-        let cases = [
-            (
-                "dept,share\nrnd,0.1\nsales,0.3\nops,0.6\n",
-                "no column \"amount\"",
-            ),
-            (
-                "dept,share,amount\nrnd,0.15,150\nsales,0.35,350\n",
-                "has 2 rows",
-            ),
-            (
-                "dept,share,amount\nrnd,0.15,150\nsales,0.35,350\nhr,0.5,500\n",
-                "does not keep the keys",
-            ),
-            (
-                "dept,share,amount\nrnd,0.15,150\nrnd,0.35,350\nops,0.5,500\n",
-                "duplicate key",
-            ),
-            (
-                "dept,share,amount\nrnd,0.15,150\nsales,0.35,NaN\nops,0.5,500\n",
-                "NaN in row 2",
-            ),
-            (
-                "dept,share,amount\nrnd,0.15,150\nsales,0.35,350\nops,0.5,400\n",
-                "sums to 900",
-            ),
-            (
-                "dept,share,amount\nrnd,0.05,50\nsales,0.35,350\nops,0.6,600\n",
-                "at least 0.1",
-            ),
-            (
-                "dept,share,amount\nrnd,0.15,150\nsales,0.45,450\nops,0.4,400\n",
-                "at most 0.35",
-            ),
-        ];
-        for (csv, want) in cases {
-            let err = ctx_check(&c, csv, Some(INPUT)).unwrap_err();
-            assert!(err.contains(want), "{want:?} not in {err:?}");
-        }
-    }
-
-    #[test]
-    fn unknown_fields_are_refused_when_loading() {
-        assert!(
-            serde_json::from_str::<TableCheck>(r#"{"artifact": "a.csv", "colums": []}"#).is_err()
-        );
-    }
-}
+mod tests;

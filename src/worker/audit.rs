@@ -27,7 +27,7 @@
 //!   event: the worker takes these modules out of `sys.modules` after warm-up (but the
 //!   few allowed libraries import again, [`AtWarmUp::Kept`]) and puts a finder refusing
 //!   them at the head of `sys.meta_path` (`importlib.import_module` raises no event
-//!   either): see `python/library_guards.py`;
+//!   either): see `python/library_guards/unimportable.py`;
 //!
 //! and, when the innermost Python frame is the job's own code (`<job>`): `compile`,
 //! `exec`, unmarshalling, creating code or function objects, frame access (`sys._getframe`), tracing
@@ -104,7 +104,7 @@ pub(crate) enum AtWarmUp {
     /// scipy.io and pandas: platform; Pillow's plugins: subprocess;
     /// importlib.metadata: socket), and an import of a loaded module raises no event.
     /// The worker's `__import__` and `importlib.import_module` refuse it to everyone
-    /// but code running for the import of a library module (python/library_guards.py);
+    /// but code running for the import of a library module (python/library_guards/unimportable.py);
     /// no module view reaches it (the views refuse modules outside the allowlist); and
     /// its powers are refused call by call (`ctypes.*`, `socket.*`, `subprocess.Popen`
     /// above; `socket`, `execve`, `fork` by seccomp).

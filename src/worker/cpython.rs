@@ -208,7 +208,7 @@ pub(super) fn innermost_code_filename(py: Python<'_>) -> Option<String> {
 
 /// Puts `methods` (name -> function) into the namespace of the built-in `str` type, for
 /// the whole process: the prelude's checked `str.format` and `str.format_map`
-/// (`STR_METHODS` in python/prelude.py), so that a format field built at run time that
+/// (`STR_METHODS` in python/prelude/name_rules.py), so that a format field built at run time that
 /// reads a refused attribute (`'{0.__class__}'`) is judged when it is used, whoever
 /// formats it, job or library. Python itself refuses to set attributes of built-in
 /// types, and no other hook sees a format string: this is the one way in.
@@ -346,7 +346,7 @@ unsafe fn wrap<'py, T: Element>(
 // ------------------------------------------------------------------ the state guard's comparison
 // Done without touching what it compares.
 //
-// After every job the guard (`python/state_guard.py`) compares every container, class
+// After every job the guard (`python/state_guard/`) compares every container, class
 // namespace and module namespace the allowlist reaches (~12,000 of them, ~200,000
 // elements) with their warm-up snapshots by the identities of their elements. Done in
 // Python, reading an element takes a reference to it, and taking a reference writes the

@@ -45,6 +45,7 @@ mod audit;
 mod cpython;
 mod fds;
 mod held;
+mod modules;
 mod zygote;
 
 use std::fs::{self, File};
@@ -63,13 +64,6 @@ use crate::protocol::{
     ResetMsg, RunMsg, Versions, WorkerMsg, PROTOCOL_VERSION,
 };
 
-const PRELUDE: &str = include_str!("../../python/prelude.py");
-const RENDER_ONCE: &str = include_str!("../../python/render_once.py");
-const TEXT_METRICS: &str = include_str!("../../python/text_metrics.py");
-const STATE_GUARD: &str = include_str!("../../python/state_guard.py");
-const DIAGNOSE: &str = include_str!("../../python/diagnose.py");
-const FIGURES: &str = include_str!("../../python/figures.py");
-const LIBRARY_GUARDS: &str = include_str!("../../python/library_guards.py");
 /// The table of removed library APIs and their replacements the diagnosis quotes.
 pub(crate) const MIGRATIONS: &str = include_str!("../../python/migrations.json");
 
@@ -217,13 +211,23 @@ fn serve(
         // A zygote: report warm, unconfined, then serve fork requests. Only a forked
         // child returns from `serve_zygote` with `Some`; it continues below as a worker
         // of the slot whose init message arrives on its new protocol socket.
-        let released =
-            Python::attach(|py| prelude.bind(py).call_method0("release_files").map(drop))
-                .map_err(|e| e.to_string())
-                .and_then(|()| {
-                    let keep = [input.get_ref().as_raw_fd(), output.get_ref().as_raw_fd()];
-                    zygote::no_open_files(&keep)
-                });
+        // What every forked worker would otherwise do first, done once here: imports
+        // closed and the state guard's template taken after that (a child then finds
+        // both done unless its own set-up imported something).
+        let released = Python::attach(|py| {
+            let prelude = prelude.bind(py);
+            prelude.call_method0("close_imports")?;
+            let guard = prelude.getattr("_STATE_GUARD")?;
+            if !guard.is_none() {
+                guard.call_method0("rebase")?;
+            }
+            prelude.call_method0("release_files").map(drop)
+        })
+        .map_err(|e| e.to_string())
+        .and_then(|()| {
+            let keep = [input.get_ref().as_raw_fd(), output.get_ref().as_raw_fd()];
+            zygote::no_open_files(&keep)
+        });
         if let Err(message) = released {
             return init_failed(output, InitStage::Warmup, message);
         }
@@ -283,7 +287,7 @@ fn serve(
     }
     // The modules nothing imports from now on leave `sys.modules` again (anything loaded
     // since warm-up) and a finder refusing them heads `sys.meta_path`: see
-    // `audit::UNIMPORTABLE` and python/library_guards.py.
+    // `audit::UNIMPORTABLE` and python/library_guards/.
     let closed = Python::attach(|py| prelude.bind(py).call_method0("close_imports").map(drop));
     if let Err(e) = closed {
         return init_failed(output, InitStage::Sandbox, format!("closing imports: {e}"));
@@ -355,7 +359,8 @@ fn serve(
                 output.flush()?;
                 // A single-job worker dies with its state and its scratch.
                 if !init.single_job {
-                    let reset = reset_after_job(&prelude, nonce, &writable, &birth);
+                    let birth = (!init.no_state_guard).then_some(&birth);
+                    let reset = reset_after_job(&prelude, nonce, &writable, birth);
                     protocol::send(output, &WorkerMsg::Reset(reset))?;
                     output.flush()?;
                     return_freed_memory();
@@ -398,21 +403,24 @@ struct Shortcuts {
     text_metrics_off: Option<String>,
 }
 
-/// One of the Python files compiled into the worker (`python/*.py`), as a module
-/// under its own file and module name.
-fn embedded_module<'py>(
-    py: Python<'py>,
-    source: &str,
-    file: &std::ffi::CStr,
-    name: &std::ffi::CStr,
-) -> PyResult<Bound<'py, PyModule>> {
-    PyModule::from_code(py, &cstring(source), file, name)
-}
-
 fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)> {
     let describe = |stage: InitStage| move |e: PyErr| (stage, e.to_string());
-    let prelude = embedded_module(py, PRELUDE, c"pyward_prelude.py", c"_pyward_prelude")
-        .map_err(describe(InitStage::Interpreter))?;
+    // The worker's Python modules, in the table's order (src/worker/modules.rs): the
+    // prelude, then the ones its warm-up is given by keyword.
+    let options = PyDict::new(py);
+    let mut prelude = None;
+    for module in modules::MODULES {
+        let loaded = module
+            .load(py, init)
+            .map_err(describe(InitStage::Interpreter))?;
+        match module.option {
+            None => prelude = loaded,
+            Some(keyword) => options
+                .set_item(keyword, loaded)
+                .map_err(describe(InitStage::Interpreter))?,
+        }
+    }
+    let prelude = prelude.expect("the prelude is in the table and always loaded");
     let rules = PyDict::new(py);
     let set = |k: &str, v: &Vec<String>| rules.set_item(k, v.clone());
     set("allowed_modules", &init.rules.allowed_modules)
@@ -436,73 +444,10 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         .and_then(|()| rules.set_item("module_members", init.rules.module_members.clone()))
         .and_then(|()| rules.set_item("injected", init.rules.injected.clone()))
         .map_err(describe(InitStage::Interpreter))?;
-    let render_once = if init.render_once {
-        Some(
-            embedded_module(
-                py,
-                RENDER_ONCE,
-                c"pyward_render_once.py",
-                c"_pyward_render_once",
-            )
-            .map_err(describe(InitStage::Interpreter))?,
-        )
-    } else {
-        None
-    };
-    let text_metrics = if init.text_metrics {
-        Some(
-            embedded_module(
-                py,
-                TEXT_METRICS,
-                c"pyward_text_metrics.py",
-                c"_pyward_text_metrics",
-            )
-            .map_err(describe(InitStage::Interpreter))?,
-        )
-    } else {
-        None
-    };
-    // A worker that serves one job never checks process-wide state after it.
-    let state_guard = if init.single_job {
-        None
-    } else {
-        Some(
-            embedded_module(
-                py,
-                STATE_GUARD,
-                c"pyward_state_guard.py",
-                c"_pyward_state_guard",
-            )
-            .and_then(|guard| cpython::install_identities(&guard).map(|()| guard))
-            .map_err(describe(InitStage::Interpreter))?,
-        )
-    };
-    let diagnose = embedded_module(py, DIAGNOSE, c"pyward_diagnose.py", c"_pyward_diagnose")
-        .and_then(|module| {
-            module.call_method1("load_migrations", (MIGRATIONS,))?;
-            Ok(module)
-        })
-        .map_err(describe(InitStage::Interpreter))?;
-    let figures = embedded_module(py, FIGURES, c"pyward_figures.py", c"_pyward_figures")
-        .map_err(describe(InitStage::Interpreter))?;
-    let library_guards = embedded_module(
-        py,
-        LIBRARY_GUARDS,
-        c"pyward_library_guards.py",
-        c"_pyward_library_guards",
-    )
-    .map_err(describe(InitStage::Interpreter))?;
-    let options = PyDict::new(py);
     options
-        .set_item("render_once", render_once)
-        .and_then(|()| options.set_item("before_render_once", init.warm_up_code.as_deref()))
-        .and_then(|()| options.set_item("state_guard", state_guard))
+        .set_item("before_render_once", init.warm_up_code.as_deref())
         .and_then(|()| options.set_item("one_shot", init.one_shot))
         .and_then(|()| options.set_item("preload_loadmat", init.preload_loadmat))
-        .and_then(|()| options.set_item("diagnose", diagnose))
-        .and_then(|()| options.set_item("figures", figures))
-        .and_then(|()| options.set_item("library_guards", library_guards))
-        .and_then(|()| options.set_item("text_metrics", text_metrics))
         .map_err(describe(InitStage::Interpreter))?;
     let versions = prelude
         .call_method(
@@ -563,10 +508,6 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
     Ok((prelude.unbind(), versions, shortcuts))
 }
 
-fn cstring(s: &str) -> std::ffi::CString {
-    std::ffi::CString::new(s).expect("the prelude contains no NUL byte")
-}
-
 /// Figures the job rendered to memory: encoded files, and PNGs as pixels for the host.
 #[derive(Default)]
 struct MemoryFigures {
@@ -600,12 +541,13 @@ fn raw_figures(list: &Bound<'_, PyAny>) -> PyResult<Vec<(String, RawPng, Vec<u8>
 /// The between-job reset, once the answer is out: the prelude's housekeeping and state
 /// check, then emptying what the job could write (the host never sees the scratch file
 /// system to empty it), so that nothing of this job reaches the next; last, whether the
-/// worker now holds more descriptors or scratch space than at its `birth` (see `held`).
+/// worker now holds more descriptors or scratch space than at its `birth` (see `held`;
+/// `None`: that check is off with the state guard, for tests).
 fn reset_after_job(
     prelude: &Py<PyModule>,
     nonce: protocol::Nonce,
     writable: &[PathBuf],
-    birth: &held::Birth,
+    birth: Option<&held::Birth>,
 ) -> ResetMsg {
     let mut reset = Python::attach(|py| {
         let r = prelude.bind(py).call_method0("reset_after_job")?;
@@ -627,7 +569,9 @@ fn reset_after_job(
             reset.housekeeping_failures.push(failure);
         }
     }
-    reset.state_changes.extend(birth.grown(prelude));
+    if let Some(birth) = birth {
+        reset.state_changes.extend(birth.grown(prelude));
+    }
     reset
 }
 
@@ -657,6 +601,7 @@ fn run_job(
                 arrays,
                 run.describe_figures,
                 run.raw_png_limit,
+                run.max_artifacts,
             ),
         )
     });
@@ -690,6 +635,8 @@ fn run_job(
                 Ok(details) => {
                     done.error = details.error;
                     done.figures = details.figures;
+                    done.files = details.files;
+                    done.bound = details.bound;
                 }
                 Err(e) => done
                     .housekeeping_failures
@@ -724,6 +671,10 @@ struct JobDetails {
     error: Option<PyErrorInfo>,
     #[serde(default)]
     figures: crate::figure::FigureNotes,
+    #[serde(default)]
+    files: Vec<crate::protocol::FileOrigin>,
+    #[serde(default)]
+    bound: Option<crate::protocol::ArtifactBound>,
 }
 
 /// The job's artifacts: figures it rendered to memory and the files it left in `out/`

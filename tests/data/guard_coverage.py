@@ -4,7 +4,7 @@ rules on stdin). Walks sys.modules after the prelude's warm-up on its own, not w
 guard's sweep: every module of an allowed package, every class defined in one, every
 dict, list or set held by a module or class attribute (private ones included). Each must
 be guarded, or excluded by the guard with a reason. Prints JSON."""
-import importlib.util
+import importlib.util  # noqa: F401  (kept: what the sweep finds loaded stays the same)
 import json
 import os
 import sys
@@ -12,23 +12,15 @@ import tempfile
 import types
 
 sys.dont_write_bytecode = True
-here = os.path.join(os.path.dirname(__file__), '..', '..', 'python')
-
-
-def load(name, file):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(here, file))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'python'))
+from worker_modules import load  # noqa: E402  (the worker's modules, as it loads them)
+del sys.path[0]
 
 rules = json.load(sys.stdin)
-prelude = load('_pyward_prelude', 'prelude.py')
-guard = load('_pyward_state_guard', 'state_guard.py')
+prelude = load('_pyward_prelude')
+guard = load('_pyward_state_guard')
 options = {'state_guard': guard}
-if os.path.exists(os.path.join(here, 'library_guards.py')):
-    options['library_guards'] = load('_pyward_library_guards', 'library_guards.py')
+options['library_guards'] = load('_pyward_library_guards')
 root = tempfile.mkdtemp(prefix='pyward-guard-coverage-')
 dirs = [os.path.join(root, d) for d in ('src', 'out', 'tmp')]
 for d in dirs:

@@ -6,18 +6,18 @@ prints JSON: `refused` (names the capability check refused, with what they reall
 and `leaked` (names that passed although an independent list below says they give file,
 process or import access).
 """
-import importlib.util
+import importlib.util  # noqa: F401  (kept: what the sweep finds loaded stays the same)
 import json
 import os
 import sys
 import tempfile
 
 sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'python'))
+from worker_modules import load  # noqa: E402  (the worker's modules, as it loads them)
+del sys.path[0]
 
-prelude_path = os.path.join(os.path.dirname(__file__), '..', '..', 'python', 'prelude.py')
-spec = importlib.util.spec_from_file_location('_pyward_prelude', prelude_path)
-prelude = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(prelude)
+prelude = load('_pyward_prelude')
 
 rules = json.load(sys.stdin)
 root = tempfile.mkdtemp(prefix='pyward-sweep-')
@@ -47,7 +47,11 @@ for name, module in sorted(sys.modules.items()):
     if module is None or any(c.startswith('_') for c in name.split('.')) \
             or not prelude._module_allowed(name):
         continue
-    proxy = prelude._proxy(module)
+    # A name whose module is registered under another name (`os.path` is posixpath)
+    # is swept through the view an import of that name gives the job.
+    proxy = prelude._STAND_INS.get(name)
+    if proxy is None:
+        proxy = prelude._proxy(module)
     for attr in dir(module):
         if attr.startswith('_'):
             continue

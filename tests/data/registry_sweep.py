@@ -1,25 +1,19 @@
 """Lists the registering functions of the allowed modules that the state guard's
 REGISTRARS table does not review (tests/state_guard.rs runs this with the project's
 interpreter). Reads the runtime rules (JSON) on stdin; prints JSON."""
-import importlib.util
+import importlib.util  # noqa: F401  (kept: what the sweep finds loaded stays the same)
 import json
 import os
 import sys
 import tempfile
 
 sys.dont_write_bytecode = True
-here = os.path.join(os.path.dirname(__file__), '..', '..', 'python')
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'python'))
+from worker_modules import load  # noqa: E402  (the worker's modules, as it loads them)
+del sys.path[0]
 
-
-def load(name, file):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(here, file))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-prelude = load('_pyward_prelude', 'prelude.py')
-guard = load('_pyward_state_guard', 'state_guard.py')
+prelude = load('_pyward_prelude')
+guard = load('_pyward_state_guard')
 root = tempfile.mkdtemp(prefix='pyward-registry-sweep-')
 dirs = [os.path.join(root, d) for d in ('src', 'out', 'tmp')]
 for d in dirs:

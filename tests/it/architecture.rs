@@ -1,12 +1,19 @@
-//! The library's module graph, read from its sources: no two modules depend on each
-//! other (directly or around a loop), no arrow points up the layers below, and unsafe
-//! code lives in two files. `make arch` runs this alone; `make test` runs it with
-//! everything else.
+//! The module graphs, read from the sources: in the library no two modules depend on
+//! each other (directly or around a loop), no arrow points up the layers below, and
+//! unsafe code lives in two files; in the command line program no two folders or files
+//! depend on each other; no source file is over 900 lines. `make arch` runs this alone;
+//! `make test` runs it with everything else.
 //!
-//! An edge is a path a module names: `crate::a::b`, `super::x`, or a name the crate
-//! root re-exports (`crate::Executor` is the supervisor's). Comments are not read. A
-//! module may use its ancestors (their items are its own namespace, as a submodule
-//! uses `super::Shared`); every other edge counts.
+//! An edge is a path a module names as a reader would follow it: `crate::a::b`,
+//! `super::x`, `self::x`, a child module's `child::x`, or a name a `use` brought in
+//! (`use crate::serve::jobs;` then `jobs::execute`, `use crate::serve;` then
+//! `serve::jobs::execute`), each followed through `pub use` re-exports to the module that
+//! defines the name (`crate::Executor` is the supervisor's). Comments and string
+//! literals are not read. A module may use its ancestors (their items are its own
+//! namespace, as a submodule uses `super::Shared`); every other edge counts. The
+//! command line program is read at folder level: a folder is one unit with the files it
+//! holds, so `serve/queue/consumer.rs` using `serve/jobs.rs` is the `serve/queue/`
+//! folder using it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -51,7 +58,7 @@ type Graph = BTreeMap<String, BTreeSet<String>>;
 #[test]
 fn the_library_has_no_module_cycle_and_no_upward_arrow() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let graph = module_graph(&root, &["bin"]);
+    let graph = module_graph(&root, &["bin"], Level::Module);
     assert!(graph.len() > 20, "too few modules read: {:?}", graph.keys());
     let cycles = cycles(&graph);
     assert!(cycles.is_empty(), "module cycles: {cycles:?}");
@@ -126,7 +133,7 @@ fn unsafe_code_lives_in_two_rooms() {
 #[test]
 fn the_command_line_program_has_no_module_cycle() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cli/src");
-    let graph = module_graph(&root, &[]);
+    let graph = module_graph(&root, &[], Level::Folder);
     assert!(graph.len() > 5, "too few modules read: {:?}", graph.keys());
     let cycles = cycles(&graph);
     assert!(cycles.is_empty(), "module cycles: {cycles:?}");
@@ -151,22 +158,155 @@ fn the_reader_sees_a_cycle_and_grouped_imports() {
     assert_eq!(cycles(&g), vec![vec!["a".to_string(), "b".to_string()]]);
 }
 
+#[test]
+fn the_reader_follows_imported_modules_and_reexports_to_a_folder_knot() {
+    // `jobs` uses `queued`, `queued` uses the `queue` folder, and a file inside that
+    // folder reaches `jobs` through an imported parent (`serve::jobs::execute` after
+    // `use crate::serve;`); a re-export leads to the module that defines the name.
+    let files = [
+        ("", "mod serve;\n"),
+        ("serve", "mod jobs;\nmod page;\nmod queue;\nmod queued;\n"),
+        ("serve::jobs", "fn f() { super::queued::enqueue(); }\n"),
+        ("serve::page", "fn p() { super::queue::consume(); }\n"),
+        (
+            "serve::queued",
+            "use super::queue::Queue;\nfn g(_: Queue) {}\n",
+        ),
+        (
+            "serve::queue",
+            "mod consumer;\npub struct Queue;\npub use consumer::consume;\n",
+        ),
+        (
+            "serve::queue::consumer",
+            "use crate::serve;\npub fn consume() { serve::jobs::execute(); }\n",
+        ),
+    ];
+    let files: BTreeMap<String, String> = files
+        .iter()
+        .map(|(m, t)| (m.to_string(), t.to_string()))
+        .collect();
+    let modules: BTreeSet<String> = files.keys().cloned().collect();
+    let reexports = reexports(&files, &modules);
+    let edges = |m: &str| edges_of(m, &files[m], &modules, &reexports);
+    let one = |m: &str| BTreeSet::from([m.to_string()]);
+    assert_eq!(edges("serve::queued"), one("serve::queue"));
+    assert_eq!(edges("serve::page"), one("serve::queue::consumer"));
+    assert_eq!(edges("serve::queue::consumer"), one("serve::jobs"));
+    // A string or a comment naming a module is no arrow.
+    let quiet = "fn q() { let _ = \"super::jobs::x\"; } // super::jobs\n";
+    assert!(edges_of("serve::queued", quiet, &modules, &reexports).is_empty());
+    assert_eq!(
+        cycles(&graph_of(&files, Level::Folder)),
+        vec![["serve::jobs", "serve::queue", "serve::queued"]
+            .map(String::from)
+            .to_vec()]
+    );
+}
+
+/// Source files of more than `MAX_LINES` lines: a file that long is several rooms.
+const MAX_LINES: usize = 900;
+
+/// Files over [`MAX_LINES`] today, to be split (issue 40); no other file may join them.
+const LONG_FILES: &[&str] = &[];
+
+#[test]
+fn no_source_file_is_over_900_lines() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut long = Vec::new();
+    for dir in ["src", "cli/src"] {
+        let mut files = Vec::new();
+        rust_files(&base.join(dir), &mut files);
+        assert!(!files.is_empty(), "no source read under {dir}");
+        for path in files {
+            let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+            let rel = path
+                .strip_prefix(base)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if lines > MAX_LINES && !LONG_FILES.contains(&rel.as_str()) {
+                long.push(format!("{rel}: {lines} lines"));
+            }
+        }
+    }
+    assert!(long.is_empty(), "files over {MAX_LINES} lines: {long:#?}");
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
 /// Every module under `root` (its `lib.rs` or `main.rs` is the crate root, named "")
-/// with the modules it uses.
-fn module_graph(root: &Path, skip_dirs: &[&str]) -> Graph {
+/// with the modules it uses. At `Level::Folder` an arrow from a module is also an arrow
+/// from each folder holding it, to the module and each folder holding that, except
+/// between a folder and what it holds (`serve::queue::consumer` using `serve::jobs`
+/// makes `serve::queue` use `serve::jobs`).
+fn module_graph(root: &Path, skip_dirs: &[&str], level: Level) -> Graph {
     let mut files = BTreeMap::new();
     collect(root, root, skip_dirs, &mut files);
+    graph_of(&files, level)
+}
+
+/// The graph of `files` (module -> source).
+fn graph_of(files: &BTreeMap<String, String>, level: Level) -> Graph {
     let modules: BTreeSet<String> = files.keys().cloned().collect();
-    let crate_root = files
-        .get("")
-        .map(|text| strip_comments(text))
-        .unwrap_or_default();
-    let reexports = reexports(&crate_root, &modules);
-    files
-        .iter()
-        .filter(|(m, _)| !m.is_empty())
-        .map(|(m, text)| (m.clone(), edges_of(m, text, &modules, &reexports)))
+    let reexports = reexports(files, &modules);
+    let mut graph = Graph::new();
+    for (m, text) in files.iter().filter(|(m, _)| !m.is_empty()) {
+        graph.entry(m.clone()).or_default();
+        for to in edges_of(m, text, &modules, &reexports) {
+            let (froms, tos) = match level {
+                Level::Module => (vec![m.as_str()], vec![to.as_str()]),
+                Level::Folder => (folders_of(m), folders_of(&to)),
+            };
+            for &from in &froms {
+                for &to in &tos {
+                    // A folder's arrows to what it holds are its own business.
+                    let inside = matches!(level, Level::Folder) && holds(from, to);
+                    if !inside && !holds(to, from) {
+                        graph
+                            .entry(from.to_string())
+                            .or_default()
+                            .insert(to.to_string());
+                    }
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// How coarse the graph is: each file its own module, or a folder one unit with what
+/// it holds.
+#[derive(Clone, Copy)]
+enum Level {
+    Module,
+    Folder,
+}
+
+/// `module` and every folder above it, the crate root left out.
+fn folders_of(module: &str) -> Vec<&str> {
+    module
+        .match_indices("::")
+        .map(|(i, _)| &module[..i])
+        .chain([module])
         .collect()
+}
+
+/// Whether `outer` is `inner` or a folder holding it.
+fn holds(outer: &str, inner: &str) -> bool {
+    outer.is_empty()
+        || outer == inner
+        || inner
+            .strip_prefix(outer)
+            .is_some_and(|rest| rest.starts_with("::"))
 }
 
 fn collect(root: &Path, dir: &Path, skip_dirs: &[&str], out: &mut BTreeMap<String, String>) {
@@ -198,70 +338,398 @@ fn collect(root: &Path, dir: &Path, skip_dirs: &[&str], out: &mut BTreeMap<Strin
     }
 }
 
-/// Names the crate root re-exports, by the module they come from.
-fn reexports(crate_root: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for statement in crate_root.split(';') {
-        let Some(rest) = statement.trim().strip_prefix("pub use ") else {
-            continue;
-        };
-        let rest = rest.trim_start_matches("crate::");
-        let Some((module, names)) = rest.split_once("::") else {
-            continue;
-        };
-        if !modules.contains(module) {
-            continue;
-        }
-        for name in names.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-            if !name.is_empty() {
-                out.insert(name.to_string(), module.to_string());
+/// What a module's `pub use` re-exports: (module, name) -> the path the name stands for.
+type Reexports = BTreeMap<(String, String), Vec<String>>;
+
+/// Every name a module re-exports (`pub use`, `pub(crate) use`, ...), in every module.
+fn reexports(files: &BTreeMap<String, String>, modules: &BTreeSet<String>) -> Reexports {
+    let mut out = Reexports::new();
+    for (module, text) in files {
+        let code = code_only(text);
+        for statement in use_statements(&code) {
+            if !statement.public {
+                continue;
+            }
+            for item in use_items(&statement.tree) {
+                let (Some(name), Some(path)) = (
+                    item.name,
+                    absolute(module, false, &item.path, modules, &BTreeMap::new()),
+                ) else {
+                    continue;
+                };
+                out.insert((module.clone(), name), path);
             }
         }
     }
     out
 }
 
-/// The modules `module`'s source names, except itself and its ancestors.
+/// The modules `module`'s source names, except itself and its ancestors: paths from
+/// `crate::`, `super::`, `self::` or a child module, and paths through a name a `use`
+/// brought in (`use crate::serve::jobs;` then `jobs::execute`), each followed through
+/// the re-exports of the modules on its way.
 fn edges_of(
     module: &str,
     text: &str,
     modules: &BTreeSet<String>,
-    reexports: &BTreeMap<String, String>,
+    reexports: &Reexports,
 ) -> BTreeSet<String> {
-    let code = strip_comments(text);
-    let parent: Vec<&str> = module.split("::").collect();
-    let parent = &parent[..parent.len() - 1];
+    let code = code_only(text);
+    let inline = inline_modules(&code);
+    let in_inline = |at: usize| inline.iter().any(|r| r.contains(&at));
     let mut paths = Vec::new();
-    for (prefix, base) in [("crate::", Vec::new()), ("super::", parent.to_vec())] {
-        for (at, _) in code.match_indices(prefix) {
-            let before = code[..at].chars().next_back();
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+    let mut aliases = BTreeMap::new();
+    let statements = use_statements(&code);
+    for statement in &statements {
+        for item in use_items(&statement.tree) {
+            let Some(path) = absolute(
+                module,
+                in_inline(statement.span.start),
+                &item.path,
+                modules,
+                &BTreeMap::new(),
+            ) else {
                 continue;
+            };
+            if let Some(name) = item.name {
+                aliases.insert(name, path.clone());
             }
-            for tail in path_tails(&code[at + prefix.len()..]) {
-                let mut segments: Vec<String> = base.iter().map(|s| s.to_string()).collect();
-                segments.extend(tail);
-                paths.push(segments);
+            paths.push(path);
+        }
+    }
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    for (at, c) in code.char_indices() {
+        let before = code[..at].chars().next_back();
+        let starts = is_ident(c)
+            && !c.is_ascii_digit()
+            && !before.is_some_and(|b| is_ident(b) || matches!(b, ':' | '.' | '\'' | '#' | '$'));
+        if !starts || statements.iter().any(|s| s.span.contains(&at)) {
+            continue;
+        }
+        let rest = &code[at..];
+        let n = rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len());
+        if !rest[n..].starts_with("::") {
+            continue;
+        }
+        for tail in path_tails(rest) {
+            if let Some(path) = absolute(module, in_inline(at), &tail, modules, &aliases) {
+                paths.push(path);
             }
         }
     }
     let mut out = BTreeSet::new();
-    for mut segments in paths {
-        if let Some(module) = segments.first().and_then(|s| reexports.get(s)) {
-            segments.insert(0, module.clone());
-        }
-        // The longest prefix that names a module.
-        let found = (1..=segments.len())
-            .rev()
-            .map(|k| segments[..k].join("::"))
-            .find(|candidate| modules.contains(candidate));
-        if let Some(target) = found {
-            let is_self_or_ancestor =
-                module == target || module.starts_with(&format!("{target}::"));
-            if !is_self_or_ancestor {
+    for segments in paths {
+        if let Some(target) = resolve(segments, modules, reexports) {
+            if !holds(&target, module) {
                 out.insert(target);
             }
         }
+    }
+    out
+}
+
+/// A path as seen from `module` (`inline`: from a `mod tests { ... }` inside it), from
+/// the crate root; `None` for a path outside the crate (`std::`, `pyward::`, a local
+/// item's `Self::`).
+fn absolute(
+    module: &str,
+    inline: bool,
+    path: &[String],
+    modules: &BTreeSet<String>,
+    aliases: &BTreeMap<String, Vec<String>>,
+) -> Option<Vec<String>> {
+    let own: Vec<String> = if module.is_empty() {
+        Vec::new()
+    } else {
+        module.split("::").map(String::from).collect()
+    };
+    let first = path.first()?;
+    let mut out = match first.as_str() {
+        "crate" => return Some(path[1..].to_vec()),
+        "self" => return Some([own, path[1..].to_vec()].concat()),
+        "super" => {
+            let mut base = own;
+            let supers = path.iter().take_while(|s| *s == "super").count();
+            // Inside an inline module the first `super` is the file's module.
+            for _ in 0..supers - usize::from(inline) {
+                base.pop()?;
+            }
+            base.extend(path[supers..].iter().cloned());
+            return Some(base);
+        }
+        _ => own.clone(),
+    };
+    if let Some(alias) = aliases.get(first) {
+        let mut out = alias.clone();
+        out.extend(path[1..].iter().cloned());
+        return Some(out);
+    }
+    out.push(first.clone());
+    if !modules.contains(&out.join("::")) {
+        return None;
+    }
+    out.extend(path[1..].iter().cloned());
+    Some(out)
+}
+
+/// The module a path from the crate root lands in: its longest prefix that names a
+/// module, followed through that module's `pub use` when the next segment is a name it
+/// re-exports. `None` for the crate root itself.
+fn resolve(
+    segments: Vec<String>,
+    modules: &BTreeSet<String>,
+    reexports: &Reexports,
+) -> Option<String> {
+    let mut segments = segments;
+    for _ in 0..16 {
+        let k = (1..=segments.len())
+            .rev()
+            .find(|&k| modules.contains(&segments[..k].join("::")))
+            .unwrap_or(0);
+        let module = segments[..k].join("::");
+        let next = segments.get(k).cloned();
+        match next.and_then(|name| reexports.get(&(module.clone(), name))) {
+            Some(target) if *target != segments[..=k] => {
+                let mut followed = target.clone();
+                followed.extend(segments[k + 1..].iter().cloned());
+                segments = followed;
+            }
+            _ => return (k > 0).then_some(module),
+        }
+    }
+    None
+}
+
+/// A `use` statement: its tree (after `use`, before `;`), whether it re-exports, and
+/// where it stands in the source.
+struct UseStatement {
+    tree: String,
+    public: bool,
+    span: std::ops::Range<usize>,
+}
+
+fn use_statements(code: &str) -> Vec<UseStatement> {
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("use") {
+        let before = code[..at].chars().next_back();
+        let after = code[at + 3..].chars().next();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+            || !after.is_some_and(char::is_whitespace)
+        {
+            continue;
+        }
+        let Some(end) = code[at..].find(';').map(|e| at + e) else {
+            continue;
+        };
+        let mut head = code[..at].trim_end();
+        if let Some(open) = head.strip_suffix(')').and_then(|h| h.rfind('(')) {
+            head = head[..open].trim_end();
+        }
+        let public = head.ends_with("pub")
+            && !head[..head.len() - 3]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        out.push(UseStatement {
+            tree: code[at + 3..end].trim().to_string(),
+            public,
+            span: at..end,
+        });
+    }
+    out
+}
+
+/// One path a `use` tree imports, and the name it binds (`None` for a glob or `as _`).
+struct UseItem {
+    path: Vec<String>,
+    name: Option<String>,
+}
+
+fn use_items(tree: &str) -> Vec<UseItem> {
+    let mut out = Vec::new();
+    use_tree(tree.trim().trim_start_matches("::"), Vec::new(), &mut out);
+    out
+}
+
+fn use_tree(tree: &str, prefix: Vec<String>, out: &mut Vec<UseItem>) {
+    let tree = tree.trim();
+    if let Some(group) = tree.strip_prefix('{') {
+        let group = group.strip_suffix('}').unwrap_or(group);
+        let mut depth = 0;
+        let mut start = 0;
+        for (i, c) in group.char_indices().chain([(group.len(), ',')]) {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    let part = group[start..i].trim();
+                    if !part.is_empty() {
+                        use_tree(part, prefix.clone(), out);
+                    }
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        return;
+    }
+    if tree == "*" {
+        out.push(UseItem {
+            path: prefix,
+            name: None,
+        });
+        return;
+    }
+    if let Some((head, rest)) = tree.split_once("::") {
+        if !head.contains(char::is_whitespace) {
+            let mut prefix = prefix;
+            prefix.push(head.trim().to_string());
+            use_tree(rest, prefix, out);
+            return;
+        }
+    }
+    let (ident, rename) = match tree.split_once(" as ") {
+        Some((ident, rename)) => (ident.trim(), Some(rename.trim())),
+        None => (tree, None),
+    };
+    let mut path = prefix;
+    if ident != "self" {
+        path.push(ident.to_string());
+    }
+    let name = match rename {
+        Some("_") => None,
+        Some(r) => Some(r.to_string()),
+        None => path.last().cloned(),
+    };
+    if !path.is_empty() {
+        out.push(UseItem { path, name });
+    }
+}
+
+/// Where the source's inline modules (`mod tests { ... }`) are.
+fn inline_modules(code: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("mod ") {
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let rest = &code[at + 4..];
+        let n = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let after = rest[n..].trim_start();
+        if n == 0 || !after.starts_with('{') {
+            continue;
+        }
+        let open = at + 4 + n + (rest[n..].len() - after.len());
+        let mut depth = 0;
+        for (i, c) in code[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        out.push(open..open + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The source without comments and with the contents of string and character literals
+/// blanked (a path in a message is no arrow, a `//` in a URL no comment); lifetimes
+/// are kept.
+fn code_only(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            out.push(' ');
+            continue;
+        }
+        // Raw strings: r"..", r#".."#, br#".."#.
+        let word_start = i == 0 || !ident(chars[i - 1]);
+        let after_b = i > 0 && chars[i - 1] == 'b' && (i == 1 || !ident(chars[i - 2]));
+        if c == 'r' && (word_start || after_b) {
+            let hashes = chars[i + 1..].iter().take_while(|&&h| h == '#').count();
+            if chars.get(i + 1 + hashes) == Some(&'"') {
+                let mut j = i + 2 + hashes;
+                while j < chars.len()
+                    && !(chars[j] == '"'
+                        && chars[j + 1..]
+                            .iter()
+                            .take(hashes)
+                            .filter(|&&h| h == '#')
+                            .count()
+                            == hashes)
+                {
+                    j += 1;
+                }
+                out.push_str("r\"\"");
+                i = j + 1 + hashes;
+                continue;
+            }
+        }
+        if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            out.push_str("\"\"");
+            i += 1;
+            continue;
+        }
+        if c == '\'' {
+            if next == Some('\\') {
+                let end = chars[i + 2..].iter().position(|&c| c == '\'');
+                i += end.map_or(chars.len(), |e| e + 3);
+                out.push_str("' '");
+                continue;
+            }
+            if chars.get(i + 2) == Some(&'\'') {
+                out.push_str("' '");
+                i += 3;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
     }
     out
 }
@@ -416,4 +884,61 @@ fn cycles(graph: &Graph) -> Vec<Vec<String>> {
     }
     state.found.sort();
     state.found
+}
+
+/// Python files of more than `MAX_PYTHON_LINES` lines: the worker's Python side has rooms
+/// too, and a module too long for one file is a folder of files, run in order into one
+/// namespace (src/worker/modules.rs).
+const MAX_PYTHON_LINES: usize = 600;
+
+#[test]
+fn no_python_file_is_over_600_lines() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    python_files(&base.join("python"), &mut files);
+    assert!(!files.is_empty(), "no Python file read under python/");
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|path| {
+            let lines = std::fs::read_to_string(path).unwrap().lines().count();
+            let rel = path.strip_prefix(base).unwrap().display();
+            (lines > MAX_PYTHON_LINES).then(|| format!("{rel}: {lines} lines"))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "Python files over {MAX_PYTHON_LINES} lines: {long:#?}"
+    );
+}
+
+/// A file in a module's folder (`python/prelude/`) runs only when the table of
+/// src/worker/modules.rs lists it: one left out would silently not be part of the worker.
+#[test]
+fn every_file_of_a_python_module_folder_is_in_the_worker_table() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let table = std::fs::read_to_string(base.join("src/worker/modules.rs")).unwrap();
+    let mut files = Vec::new();
+    python_files(&base.join("python"), &mut files);
+    let unlisted: Vec<String> = files
+        .iter()
+        .map(|path| path.strip_prefix(base.join("python")).unwrap())
+        .filter(|rel| rel.components().count() > 1)
+        .map(|rel| rel.to_string_lossy().into_owned())
+        .filter(|rel| !table.contains(&format!("\"{rel}\"")))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "files of a module folder that src/worker/modules.rs does not load: {unlisted:#?}"
+    );
+}
+
+fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            python_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "py") {
+            out.push(path);
+        }
+    }
 }

@@ -158,10 +158,10 @@ fn shared_arrays_are_recorded_and_replay_byte_identical_or_refuse_when_changed()
     let first = exec.run(job.clone()).unwrap();
     expect_ok(&first);
     let runs = tempfile::tempdir().unwrap();
-    let attempt = pyward::Attempt {
-        code: b"plt.imshow(z); plt.colorbar(); plt.savefig(OUT)\n".to_vec(),
-        outcome: first.clone(),
-    };
+    let attempt = pyward::Attempt::new(
+        b"plt.imshow(z); plt.colorbar(); plt.savefig(OUT)\n".to_vec(),
+        first.clone(),
+    );
     let dir = Recorder::new(runs.path())
         .record(&exec, &job, std::slice::from_ref(&attempt))
         .unwrap();

@@ -3,8 +3,10 @@
 
 use crate::common;
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use common::{builder, expect_ok, process_alive};
@@ -140,7 +142,7 @@ fn a_cancelled_queued_job_leaves_the_queue_at_once() {
         common::reaches(&exec, "the job is queued", |s| s.queued >= 1).await;
         let refused = exec.run_async(job("print('third')")).await;
         assert!(
-            matches!(refused, Err(Error::QueueFull { depth: 1 })),
+            matches!(refused, Err(Error::QueueFull { depth: 1, .. })),
             "{refused:?}"
         );
 
@@ -171,13 +173,15 @@ fn waiting_for_a_place_does_not_block_and_cancels_cleanly() {
         common::reaches(&exec, "a worker takes the job", |s| s.busy >= 1).await;
         let queued = tokio::spawn(exec.run_async(job("print('second')")));
         common::reaches(&exec, "the job is queued", |s| s.queued >= 1).await;
-        // The queue is full: this future parks until a place frees up.
+        // The queue is full: this future parks until a place frees up. Polled once, it
+        // is pending (it waits without blocking the runtime's one thread).
         let waiting = exec.run_async(job("print('third')"));
         let waiting_handle = waiting.cancel_handle();
-        let waiting = tokio::spawn(waiting);
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut waiting = std::pin::pin!(waiting);
+        let first_poll = std::future::poll_fn(|cx| Poll::Ready(waiting.as_mut().poll(cx))).await;
+        assert!(first_poll.is_pending(), "{first_poll:?}");
         waiting_handle.cancel();
-        let third = waiting.await.unwrap().unwrap();
+        let third = waiting.await.unwrap();
         assert!(matches!(third.failure(), Some(JobFailure::Cancelled)));
         expect_ok(&busy.await.unwrap().unwrap());
         let second = queued.await.unwrap().unwrap();

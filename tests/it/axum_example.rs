@@ -60,7 +60,7 @@ fn the_axum_example_serves_figures_and_cancels_on_disconnect() {
         .unwrap()
         .starts_with(b"\x89PNG"));
 
-    let mut refused = ureq::post(&url).send("import os\n").unwrap();
+    let mut refused = ureq::post(&url).send("import subprocess\n").unwrap();
     let report: serde_json::Value =
         serde_json::from_str(&refused.body_mut().read_to_string().unwrap()).unwrap();
     assert_valid_report(&report);

@@ -166,12 +166,20 @@ struct Attack {
 /// import takes them where a holder of the real `sys` finds them: in `sys.modules` for
 /// those the worker keeps loaded (ctypes, socket, subprocess), in the worker's table of
 /// modules it took out (`SEALED`: `_posixsubprocess`, `signal`) for the others.
+///
+/// While a job runs, `builtins.open` is the worker's own (issue 38): it places a write
+/// to any path in out/ under the file's base name and answers reads of bare names from
+/// the inputs. The attacks that test the layers behind it call the stock `open` it wraps
+/// (`OPEN`), and make their symlinks in tmp/ (`T`) by full path, since the job's working
+/// directory is the inputs' folder, which the audit hook refuses to write.
 const GATE_OFF_PRELUDE: &str = "\
 G = srcpath.__globals__
 os = G['os']
 sys = G['sys']
 B = G['builtins']
 imp = B.__import__
+OPEN = G['_REAL_OPEN']
+T = G['_TMP']
 SEALED = G['_GUARDS'].SEALED
 HOME = os.environ['HOME']
 ";
@@ -229,14 +237,14 @@ fn attacks() -> Vec<Attack> {
         memory_mib: None,
         watch_host_rss: false,
     };
-    use Layer::{Gate, Kernel, Runtime, Supervisor};
+    use Layer::{Gate, Kernel, Runtime, Supervisor, Validation};
     // The gate-off code of a "via a symlink" attack passes the audit hook, which judges
     // paths lexically (the link lives in tmp/), so the kernel sees the real target.
     vec![
         a(
             "read /etc/passwd",
-            ("print(open('/etc/passwd').read())", Gate),
-            ("print(B.open('/etc/passwd').read())", Runtime),
+            ("print(open('/etc/passwd').read())", Runtime),
+            ("print(OPEN('/etc/passwd').read())", Runtime),
         ),
         a(
             "read /etc/passwd via a symlink in tmp/",
@@ -245,7 +253,7 @@ fn attacks() -> Vec<Attack> {
                 Gate,
             ),
             (
-                "os.symlink('/etc/passwd', 'pw')\nprint(B.open('pw').read())",
+                "os.symlink('/etc/passwd', T + '/pw')\nprint(OPEN(T + '/pw').read())",
                 Kernel,
             ),
         ),
@@ -256,8 +264,8 @@ fn attacks() -> Vec<Attack> {
         ),
         a(
             "read /proc/<supervisor>/environ",
-            ("print(open('/proc/@PID@/environ', 'rb').read())", Gate),
-            ("print(B.open('/proc/@PID@/environ', 'rb').read())", Runtime),
+            ("print(open('/proc/@PID@/environ', 'rb').read())", Runtime),
+            ("print(OPEN('/proc/@PID@/environ', 'rb').read())", Runtime),
         ),
         a(
             "read /proc/<supervisor>/environ via a symlink",
@@ -266,7 +274,7 @@ fn attacks() -> Vec<Attack> {
                 Gate,
             ),
             (
-                "os.symlink('/proc/@PID@/environ', 'env')\nprint(B.open('env', 'rb').read())",
+                "os.symlink('/proc/@PID@/environ', T + '/env')\nprint(OPEN(T + '/env', 'rb').read())",
                 Kernel,
             ),
         ),
@@ -274,10 +282,10 @@ fn attacks() -> Vec<Attack> {
             "read /proc/<supervisor>/mem",
             (
                 "f = open('/proc/@PID@/mem', 'rb')\nf.seek(0x400000)\nprint(f.read(64))",
-                Gate,
+                Runtime,
             ),
             (
-                "f = B.open('/proc/@PID@/mem', 'rb')\nf.seek(0x400000)\nprint(f.read(64))",
+                "f = OPEN('/proc/@PID@/mem', 'rb')\nf.seek(0x400000)\nprint(f.read(64))",
                 Runtime,
             ),
         ),
@@ -288,14 +296,14 @@ fn attacks() -> Vec<Attack> {
                 Gate,
             ),
             (
-                "os.symlink('/proc/@PID@/mem', 'mem')\nf = B.open('mem', 'rb')\nf.seek(0x400000)\nprint(f.read(64))",
+                "os.symlink('/proc/@PID@/mem', T + '/mem')\nf = OPEN(T + '/mem', 'rb')\nf.seek(0x400000)\nprint(f.read(64))",
                 Kernel,
             ),
         ),
         a(
             "read a host file by absolute path",
-            ("print(open('@SECRET@').read())", Gate),
-            ("print(B.open('@SECRET@').read())", Runtime),
+            ("print(open('@SECRET@').read())", Runtime),
+            ("print(OPEN('@SECRET@').read())", Runtime),
         ),
         a(
             "read a host file via a symlink",
@@ -304,7 +312,7 @@ fn attacks() -> Vec<Attack> {
                 Gate,
             ),
             (
-                "os.symlink('@SECRET@', 's')\nprint(B.open('s').read())",
+                "os.symlink('@SECRET@', T + '/s')\nprint(OPEN(T + '/s').read())",
                 Kernel,
             ),
         ),
@@ -313,11 +321,13 @@ fn attacks() -> Vec<Attack> {
             ("print(np.loadtxt('@SECRET@', dtype=str))", Runtime),
             ("print(np.loadtxt('@SECRET@', dtype=str))", Runtime),
         ),
-        a(
+        Attack {
+            evidence: Some(written_as_artifact),
+            ..a(
             "write a file outside out/",
-            ("open('@OUTSIDE@/written.txt', 'w').write('escaped')", Gate),
-            ("B.open('@OUTSIDE@/written.txt', 'w').write('escaped')", Runtime),
-        ),
+            ("open('@OUTSIDE@/written.txt', 'w').write('escaped')", Runtime),
+            ("OPEN('@OUTSIDE@/written.txt', 'w').write('escaped')", Runtime),
+        )},
         a(
             "write a file outside out/ via a symlink",
             (
@@ -325,15 +335,17 @@ fn attacks() -> Vec<Attack> {
                 Gate,
             ),
             (
-                "os.symlink('@OUTSIDE@/linked.txt', 'l')\nB.open('l', 'w').write('escaped')",
+                "os.symlink('@OUTSIDE@/linked.txt', T + '/l')\nOPEN(T + '/l', 'w').write('escaped')",
                 Kernel,
             ),
         ),
-        a(
+        Attack {
+            evidence: Some(written_as_artifact),
+            ..a(
             "write a file outside out/ with np.savetxt",
             ("np.savetxt('@OUTSIDE@/savetxt.txt', np.arange(3))", Runtime),
             ("np.savetxt('@OUTSIDE@/savetxt.txt', np.arange(3))", Runtime),
-        ),
+        )},
         Attack {
             evidence: Some(system_returned_minus_one),
             ..a(
@@ -390,7 +402,7 @@ fn attacks() -> Vec<Attack> {
                 Gate,
             ),
             (
-                "pid = os.fork()\nif pid == 0:\n    B.open(HOME + '/canary-fork', 'w').write('child')\n    os._exit(0)\nos.waitpid(pid, 0)",
+                "pid = os.fork()\nif pid == 0:\n    OPEN(HOME + '/canary-fork', 'w').write('child')\n    os._exit(0)\nos.waitpid(pid, 0)",
                 Runtime,
             ),
         ),
@@ -512,7 +524,7 @@ fn attacks() -> Vec<Attack> {
                     Kernel,
                 ),
                 (
-                    "chunk = b'\\0' * 2**20\nf = B.open('big.bin', 'wb', buffering=0)\ntry:\n    for _ in range(5 * 1024):\n        f.write(chunk)\nfinally:\n    f.close()\n    print('size', os.path.getsize('big.bin'))",
+                    "chunk = b'\\0' * 2**20\nf = OPEN(T + '/big.bin', 'wb', buffering=0)\ntry:\n    for _ in range(5 * 1024):\n        f.write(chunk)\nfinally:\n    f.close()\n    print('size', os.path.getsize(T + '/big.bin'))",
                     Kernel,
                 ),
             )
@@ -524,7 +536,7 @@ fn attacks() -> Vec<Attack> {
                 "100,000 files in out/",
                 (
                     "one = np.ones(1)\nfor i in range(100000):\n    np.save(OUT.replace('.png', f'_{i}.npy'), one)\nprint('files', i + 1)\nplt.plot([1]); plt.savefig(OUT)",
-                    Kernel,
+                    Validation,
                 ),
                 (
                     "d = os.path.dirname(OUT)\nfor i in range(100000):\n    fd = os.open(d + '/x%06d.bin' % i, os.O_CREAT | os.O_WRONLY, 0o600)\n    os.write(fd, b'x')\n    os.close(fd)\nprint('files', len(os.listdir(d)))\nplt.plot([1]); plt.savefig(OUT)",
@@ -647,13 +659,13 @@ fn classify_exception(e: &PythonError) -> Verdict {
                 .unwrap_or_default();
             verdict(Layer::Runtime, format!("audit hook refused {what}"))
         }
-        // numpy's C code (fromfile, tofile) looks `open` up in the job's builtins, where
-        // the curated builtins offer a guarded one confined to SRC, out/ and tmp/.
+        // The job's `open` (numpy's C code, fromfile and tofile, looks it up in the
+        // job's builtins too) reads only the inputs, the job's outputs and tmp/, and
+        // names the inputs instead.
         None if t == "PermissionError"
-            && e.message
-                .contains("is not allowed; read inputs through srcpath") =>
+            && e.message.contains("is not allowed; read inputs by name") =>
         {
-            verdict(Layer::Runtime, "guarded open refused the path")
+            verdict(Layer::Runtime, "the job's open refused the path")
         }
         _ => verdict(
             Layer::Unexpected,
@@ -685,6 +697,28 @@ fn system_returned_minus_one(o: &Outcome) -> Option<Verdict> {
         Layer::NotStopped,
         format!("system() = {}", rc.trim()),
     ))
+}
+
+/// A write to a path outside the job "succeeds": the job's `open` (and numpy's text
+/// writer, which goes through the same mapping) wrote the file into out/ under its base
+/// name as an artifact that names the path asked for; the canaries check that nothing
+/// appeared outside.
+fn written_as_artifact(o: &Outcome) -> Option<Verdict> {
+    if o.failure().is_some() {
+        return None;
+    }
+    let written = o.artifacts().iter().find(|a| {
+        a.requested
+            .as_deref()
+            .is_some_and(|r| r.ends_with(&format!("/{}", a.name)))
+    });
+    Some(match written {
+        Some(a) => verdict(
+            Layer::Runtime,
+            format!("the job's open wrote it to out/ as the artifact {}", a.name),
+        ),
+        None => verdict(Layer::NotStopped, "job succeeded, no artifact of the write"),
+    })
 }
 
 /// A print flood "succeeds": what must hold is that the host got at most the cap.

@@ -92,15 +92,15 @@ fn layer(failure: &JobFailure) -> String {
             } else if (t == "ImportError" || t == "ModuleNotFoundError")
                 && m.contains("not allowed in this sandbox")
             {
-                "runtime guarded import (python/prelude.py _guarded_import)"
+                "runtime guarded import (python/prelude/module_views.py _guarded_import)"
             } else if t == "AttributeError"
                 && (m.contains("not available in this sandbox") || m.contains("read-only"))
             {
-                "runtime module proxy (python/prelude.py _ModuleProxy)"
+                "runtime module proxy (python/prelude/module_views.py _ModuleProxy)"
             } else if t == "PermissionError" || t == "FileNotFoundError" {
-                "runtime input helpers (python/prelude.py srcpath/listdir)"
+                "runtime input helpers (python/prelude/job_paths.py srcpath/listdir)"
             } else if t == "NameError" {
-                "runtime namespace / curated builtins (python/prelude.py)"
+                "runtime namespace / curated builtins (python/prelude/warm_up.py)"
             } else {
                 "python error (the script itself, or the curated runtime)"
             };

@@ -22,8 +22,8 @@ use pyward::gate::{self, Policy};
 use pyward::{Executor, Job, Outcome, RetireReason};
 use serde_json::Value;
 
-const DUMP: &str = include_str!("../data/cross_job/dump.py");
-const SET_ALL: &str = include_str!("../data/cross_job/set_all.py");
+pub(crate) const DUMP: &str = include_str!("../data/cross_job/dump.py");
+pub(crate) const SET_ALL: &str = include_str!("../data/cross_job/set_all.py");
 
 /// Keys job A cannot set to anything but their current value, with the reason (the
 /// setter's own refusal of every candidate). Any other skip fails the test.
@@ -54,7 +54,7 @@ fn executor(policy: Policy) -> Executor {
         .expect("pool starts")
 }
 
-fn run(exec: &Executor, code: &str, tenant: &str) -> Outcome {
+pub(crate) fn run(exec: &Executor, code: &str, tenant: &str) -> Outcome {
     let outcome = exec
         .run(Job::new(code).seed(4242).tenant(tenant))
         .expect("infrastructure");
@@ -70,7 +70,7 @@ fn run(exec: &Executor, code: &str, tenant: &str) -> Outcome {
 }
 
 /// The JSON a job printed after `tag`.
-fn tagged(outcome: &Outcome, tag: &str) -> Value {
+pub(crate) fn tagged(outcome: &Outcome, tag: &str) -> Value {
     let line = outcome
         .stdout
         .lines()
@@ -79,7 +79,7 @@ fn tagged(outcome: &Outcome, tag: &str) -> Value {
     serde_json::from_str(line).expect("JSON")
 }
 
-fn pid(outcome: &Outcome) -> u32 {
+pub(crate) fn pid(outcome: &Outcome) -> u32 {
     outcome.worker.as_ref().expect("ran on a worker").pid
 }
 
@@ -107,7 +107,7 @@ fn dump_program(header: &str, sections: &[(String, String)], end: &str) -> Strin
 }
 
 /// Keys whose value differs between two dumps (or that only one has), by registry.
-fn differences(template: &Value, after: &Value) -> BTreeMap<String, Vec<String>> {
+pub(crate) fn differences(template: &Value, after: &Value) -> BTreeMap<String, Vec<String>> {
     let mut out = BTreeMap::new();
     for (registry, keys) in template.as_object().unwrap() {
         let other = after.get(registry).and_then(Value::as_object);
@@ -475,9 +475,12 @@ fn the_legend_handler_map_and_locator_defaults_do_not_carry_a_job_gate_off() {
 /// Job A writes a large file in tmp/ and keeps it, and a pile of other descriptors,
 /// open where no guarded table holds them (an attribute of a library function), so
 /// that they outlive the reset, which deletes the file: its blocks stay allocated.
+/// The files are scratch files in tmp/ (`T`), named by their full path: a bare name
+/// would be an artifact in out/, and a job returns at most 16 of them.
 const HOLD_HIDDEN: &str = r#"
-held = [open(f'held-{i}.txt', 'w') for i in range(60)]
-big = open('big.bin', 'wb')
+T = srcpath.__globals__['_TMP'] + '/'
+held = [open(f'{T}held-{i}.txt', 'w') for i in range(60)]
+big = open(T + 'big.bin', 'wb')
 big.write(b'x' * (8 << 20))
 big.flush()
 held.append(big)
@@ -490,8 +493,9 @@ plt.savefig(OUT)
 /// state guard restores: what the job put there is dropped, and its files close.
 const HOLD_IN_TABLE: &str = r#"
 from matplotlib.legend import Legend
-held = [open(f'held-{i}.txt', 'w') for i in range(60)]
-big = open('big.bin', 'wb')
+T = srcpath.__globals__['_TMP'] + '/'
+held = [open(f'{T}held-{i}.txt', 'w') for i in range(60)]
+big = open(T + 'big.bin', 'wb')
 big.write(b'x' * (8 << 20))
 big.flush()
 held.append(big)
@@ -502,13 +506,14 @@ plt.savefig(OUT)
 
 /// Job B needs descriptors and scratch space: as many files as a fresh worker opens
 /// (the limit is 256), and nearly all of the scratch (224 MiB, in files below the
-/// 64 MiB file size limit).
+/// 64 MiB file size limit), in tmp/ as job A's.
 const NEEDS_ROOM: &str = r#"
-files = [open(f'room-{i}.txt', 'w') for i in range(200)]
+T = srcpath.__globals__['_TMP'] + '/'
+files = [open(f'{T}room-{i}.txt', 'w') for i in range(200)]
 for f in files:
     f.close()
 for i in range(4):
-    with open(f'room-{i}.bin', 'wb') as f:
+    with open(f'{T}room-{i}.bin', 'wb') as f:
         f.write(b'y' * (53 << 20))
 print('room ok')
 plt.plot([1, 2])

@@ -234,19 +234,23 @@ READERS = {
 /// e`): gate off the probe follows the chain to the hook, gate on (where `__context__`
 /// is refused) it sees the wrapper. Measured without the hook, the readers with `hook`
 /// for integers open them as descriptors; the others refuse an integer themselves.
+/// `hook|returned`: either, by the open the writer takes: the job's write point
+/// (Python's `open` while a job runs) makes a path outside the job the artifact of its
+/// base name in `out/`, so the write returns; the lying path's own directory stays
+/// empty either way (checked on disk below).
 const EXPECT: &[(&str, &str, &str, &str)] = &[
-    ("scipy.io.netcdf_file", "hook", "hook", "hook"),
-    ("scipy.io.FortranFile", "hook", "hook", "hook"),
+    ("scipy.io.netcdf_file", "hook", "hook", "hook|returned"),
+    ("scipy.io.FortranFile", "hook", "hook", "hook|returned"),
     ("scipy.io.loadmat", "hook*", "hook*", ""),
     ("scipy.io.savemat", "hook*", "hook*", ""),
-    ("scipy.io.wavfile.write", "hook", "hook", "hook"),
+    ("scipy.io.wavfile.write", "hook", "hook", "hook|returned"),
     ("scipy.io.wavfile.read", "hook", "hook", "hook"),
     ("scipy.io.mmwrite", "", "", ""),
     ("scipy.io.mmread", "", "", ""),
     ("np.fromfile", "", "", ""),
     ("ndarray.tofile", "", "", ""),
     ("np.load", "", "", "hook"),
-    ("np.save", "", "", "hook"),
+    ("np.save", "", "", "hook|returned"),
     ("np.loadtxt", "", "", ""),
     ("np.savetxt", "", "", ""),
     ("np.genfromtxt", "", "", ""),
@@ -262,7 +266,9 @@ const EXPECT: &[(&str, &str, &str, &str)] = &[
 const EXPECT_GATE_OFF: &[(&str, &str, &str, &str)] = &[
     ("np.memmap", "", "", "hook"),
     ("open", "hook", "hook", "hook"),
-    ("open-write", "hook", "hook", "hook"),
+    // A lying path names a directory: the write point refuses it as no file name
+    // (ValueError) before any open, or the hook does.
+    ("open-write", "hook", "hook", "hook|ValueError"),
     ("io.FileIO", "hook", "hook", "hook"),
     // `os.fdopen` refuses anything but an int itself.
     ("os.fdopen", "hook", "", ""),
@@ -503,10 +509,10 @@ fn probe_and_check(exec: &Executor, probe_code: &str, gate_on: bool) {
                 assert!(gate_on && kind == "pathlike", "{key} not probed");
                 continue;
             };
-            assert_eq!(
-                outcomes.keys().collect::<Vec<_>>(),
-                [expected],
-                "{key}: every attempt must end in {expected}"
+            let allowed: Vec<&str> = expected.split('|').collect();
+            assert!(
+                !outcomes.is_empty() && outcomes.keys().all(|k| allowed.contains(&k.as_str())),
+                "{key}: every attempt must end in {expected}, got {outcomes:?}"
             );
         }
     }

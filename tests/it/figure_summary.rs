@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::{builder, expect_ok};
-use pyward::figure::{FigureSummary, Series};
+use pyward::figure::{AxesRole, FigureSummary, Series};
 use pyward::report::Report;
 use pyward::{Executor, Job, JobFailure, Outcome};
 
@@ -111,8 +111,18 @@ fn bars_lines_scatter_images_and_pies_are_described() {
     assert_eq!(img.kind, "image");
     assert_eq!(img.shape, Some([3, 4]));
     assert_eq!(img.y, Some([Some(0.0), Some(11.0)]));
+    assert_eq!(
+        s.axes[1].role,
+        Some(AxesRole::Colorbar {
+            of: vec![0],
+            side: Some("right".into())
+        })
+    );
     assert!(
-        image.description().unwrap().contains("1 colorbar"),
+        image
+            .description()
+            .unwrap()
+            .starts_with("1 axes, a colorbar beside axes 1 (right)."),
         "{:?}",
         image.description()
     );
@@ -254,4 +264,261 @@ fn every_figure_of_the_rendering_corpus_passes_and_is_described() {
         }
     }
     assert!(described >= 30, "{described} described");
+}
+
+/// What `code` saved, described: (summary, text).
+fn described(exec: &Executor, code: &str) -> (FigureSummary, String) {
+    let outcome = exec.run(Job::new(code)).unwrap();
+    let s = summary(&outcome).clone();
+    (s, outcome.description().unwrap())
+}
+
+/// Issue 41: the grid and the roles are the ones the code built, never a helper grid
+/// (a colorbar that takes room nests its axes in a 3x2 grid inside the cell).
+#[test]
+fn layouts_are_described_as_the_code_built_them() {
+    let exec = exec();
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "gridspec-stealing colorbar with tight_layout (the demo's shape)",
+            "fig, (ax1, ax2) = plt.subplots(1, 2)\n\
+             im = ax1.imshow(np.eye(4))\nfig.colorbar(im, ax=ax1)\nax2.plot([1, 2])\n\
+             fig.tight_layout()\nfig.savefig(OUT)\n",
+            &["2 axes in a 1x2 grid, a colorbar beside axes 1 (right)."],
+        ),
+        (
+            "make_axes colorbar below two axes",
+            "fig, (a, b) = plt.subplots(1, 2)\nim = a.imshow(np.eye(3))\nb.plot([1, 2])\n\
+             fig.colorbar(im, ax=[a, b], location='bottom')\nfig.savefig(OUT)\n",
+            &["2 axes in a 1x2 grid, a colorbar below axes 1 and 2."],
+        ),
+        (
+            "constrained layout, shared x, a colorbar for a row, an axes turned off",
+            "fig, axs = plt.subplots(2, 2, layout='constrained', sharex=True)\n\
+             pc = axs[0, 0].pcolormesh(np.random.rand(3, 3))\n\
+             for ax in axs.flat[1:3]:\n    ax.plot([1, 2])\n\
+             fig.colorbar(pc, ax=axs[0, :])\naxs[1, 1].axis('off')\nfig.savefig(OUT)\n",
+            &[
+                "4 axes in a 2x2 grid, a colorbar beside axes 1 and 2 (right).",
+                "All axes share the x-axis.",
+                "Axes 4: nothing drawn (axis turned off).",
+            ],
+        ),
+        (
+            "twinx",
+            "fig, ax = plt.subplots()\nax.plot([1, 2], label='price')\n\
+             ax2 = ax.twinx()\nax2.plot([30, 10], color='r')\nfig.savefig(OUT)\n",
+            &["2 axes. Axes 2 is a twin of axes 1 (right y-axis)."],
+        ),
+        (
+            "twiny",
+            "fig, ax = plt.subplots()\nax.plot([1, 2])\nax.twiny().set_xlim(0, 10)\n\
+             fig.savefig(OUT)\n",
+            &["2 axes. Axes 2 is a twin of axes 1 (top x-axis)."],
+        ),
+        (
+            "inset_axes (a child the figure does not list)",
+            "fig, ax = plt.subplots()\nax.plot([1, 2, 3])\n\
+             inner = ax.inset_axes([0.55, 0.55, 0.4, 0.4])\ninner.plot([3, 2, 1])\n\
+             fig.savefig(OUT)\n",
+            &["2 axes. Axes 2 is an inset in axes 1.", "Axes 2: line of 3 points"],
+        ),
+        (
+            "an inset placed by hand",
+            "fig, ax = plt.subplots()\nax.plot([1, 2])\n\
+             fig.add_axes([0.6, 0.6, 0.2, 0.2]).plot([2, 1])\nfig.savefig(OUT)\n",
+            &["Axes 2 is an inset in axes 1."],
+        ),
+        (
+            "subplot_mosaic with spans",
+            "fig, axd = plt.subplot_mosaic('AAB;CDB')\n\
+             for k, ax in axd.items():\n    ax.set_title(k)\nfig.savefig(OUT)\n",
+            &[
+                "4 axes in a 2x3 grid.",
+                "Axes 1 \"A\" (columns 1–2)",
+                "Axes 2 \"B\" (rows 1–2)",
+                "Axes 3 \"C\":",
+            ],
+        ),
+        (
+            "GridSpec spans",
+            "fig = plt.figure()\ngs = fig.add_gridspec(2, 2)\n\
+             fig.add_subplot(gs[0, :]).plot([1, 2])\nfig.add_subplot(gs[1, 0]).plot([1, 2])\n\
+             fig.add_subplot(gs[1, 1]).plot([1, 2])\nfig.savefig(OUT)\n",
+            &["3 axes in a 2x2 grid.", "Axes 1 (columns 1–2)"],
+        ),
+        (
+            "mixed grids (221, 222, 212)",
+            "plt.subplot(221).plot([1])\nplt.subplot(222).plot([1])\n\
+             plt.subplot(212).plot([1])\nplt.savefig(OUT)\n",
+            &["3 axes in a 2x2 grid and a 2x1 grid."],
+        ),
+        (
+            "subfigures",
+            "fig = plt.figure()\nleft, right = fig.subfigures(1, 2)\n\
+             for ax in left.subplots(2, 1):\n    ax.plot([1, 2])\n\
+             right.subplots().bar(['a'], [1])\nfig.savefig(OUT)\n",
+            &["3 axes in 2 subfigures.", "Axes 3 (subfigure 2): 1 bar"],
+        ),
+        (
+            "3D and polar axes",
+            "fig = plt.figure()\nfig.add_subplot(121, projection='3d').plot([0, 1], [0, 1], [0, 1])\n\
+             fig.add_subplot(122, projection='polar').plot([0, 1], [1, 2])\nfig.savefig(OUT)\n",
+            &["2 axes in a 1x2 grid.", "Axes 1 (3d):", "Axes 2 (polar):"],
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (what, code, wants) in cases {
+        let (_, text) = described(&exec, code);
+        for want in *wants {
+            if !text.contains(want) {
+                wrong.push(format!("{what}: {want:?} not in\n{text}\n"));
+            }
+        }
+        if text.contains("3x2") {
+            wrong.push(format!("{what}: a helper grid in\n{text}\n"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+
+    // The roles as data (indexes into `axes`), valid in the published report schema.
+    for (_, code, _) in cases {
+        let outcome = exec.run(Job::new(*code)).unwrap();
+        let report = serde_json::to_value(Report::from_outcome(&outcome, false)).unwrap();
+        common::assert_valid_report(&report);
+    }
+    let (s, _) = described(&exec, cases[0].1);
+    assert_eq!(s.axes[0].grid, Some([1, 2, 0, 0]));
+    assert_eq!(s.axes[2].grid, Some([1, 2, 0, 0]), "the colorbar's cell");
+    let (s, _) = described(&exec, cases[3].1);
+    assert_eq!(
+        s.axes[1].role,
+        Some(AxesRole::Twin {
+            of: 0,
+            axis: "y".into()
+        })
+    );
+    let (s, _) = described(&exec, cases[7].1);
+    assert_eq!(s.axes[0].span, Some([1, 2]));
+    let p = s.axes[0].position.expect("a position");
+    assert!(p.iter().all(|v| (0.0..=1.0).contains(v)), "{p:?}");
+}
+
+/// The demo's scan figure: an image with a colorbar beside it and a profile line.
+#[test]
+fn the_demo_figure_is_described_as_built() {
+    let exec = builder().preload_pandas(true).build().unwrap();
+    let code = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/plot_scan.py"),
+    )
+    .unwrap();
+    let outcome = exec
+        .run(Job::new(code.as_str()).src_dir(common::examples_data()))
+        .unwrap();
+    expect_ok(&outcome);
+    let text = outcome.description().unwrap();
+    assert!(
+        text.starts_with(
+            "2 axes in a 1x2 grid, a colorbar beside axes 1 (right). Axes 1 \"scan\": image"
+        ),
+        "{text}"
+    );
+}
+
+/// Issue 41: a legend of proxy artists, a title, a text or an annotation on otherwise
+/// empty axes is something drawn (matplotlib's custom_legends and label_subplots shapes,
+/// after a figure with data); a figure with nothing drawn is still refused, saying what
+/// it has.
+#[test]
+fn legends_titles_and_texts_are_drawn_and_nothing_is_refused() {
+    let exec = exec();
+    let earlier = "plt.figure()\nplt.plot([1, 2, 3])\n";
+    for (what, code) in [
+        (
+            "legend of proxy artists",
+            "from matplotlib.lines import Line2D\nfrom matplotlib.patches import Patch\n\
+             fig, ax = plt.subplots()\n\
+             ax.legend([Line2D([0], [0], color='b', lw=4), Patch(facecolor='orange')],\n\
+             \x20         ['line', 'patch'], loc='center')\nfig.savefig(OUT)\n",
+        ),
+        (
+            "titles only (label_subplots)",
+            "fig, axs = plt.subplot_mosaic([['a)', 'c)'], ['b)', 'c)']], layout='constrained')\n\
+             for label, ax in axs.items():\n\
+             \x20   ax.set_title('Normal Title', fontstyle='italic')\n\
+             \x20   ax.set_title(label, loc='left', fontsize='medium')\nfig.savefig(OUT)\n",
+        ),
+        (
+            "a left title alone",
+            "fig, ax = plt.subplots()\nax.set_title('b)', loc='left')\nfig.savefig(OUT)\n",
+        ),
+        (
+            "text only",
+            "fig, ax = plt.subplots()\nax.text(0.5, 0.5, 'no data for this week', ha='center')\n\
+             ax.axis('off')\nfig.savefig(OUT)\n",
+        ),
+        (
+            "an annotation",
+            "fig, ax = plt.subplots()\nax.annotate('a)', xy=(0, 1), xycoords='axes fraction')\n\
+             fig.savefig(OUT)\n",
+        ),
+        (
+            "a suptitle",
+            "fig = plt.figure()\nfig.suptitle('Quarterly report')\nfig.savefig(OUT)\n",
+        ),
+    ] {
+        let outcome = exec
+            .run(Job::new(format!("{earlier}{code}").as_str()))
+            .unwrap();
+        if let Some(f) = outcome.failure() {
+            panic!("{what}: {}", f.feedback());
+        }
+    }
+    let legend = exec
+        .run(Job::new(
+            "from matplotlib.patches import Patch\nfig, ax = plt.subplots()\n\
+             ax.legend(handles=[Patch(color='r', label='hot')])\nfig.savefig(OUT)\n",
+        ))
+        .unwrap();
+    assert_eq!(summary(&legend).axes[0].legend, vec!["hot"]);
+    assert!(
+        legend
+            .description()
+            .unwrap()
+            .contains("Axes: no data plotted. Legend: \"hot\"."),
+        "{:?}",
+        legend.description()
+    );
+
+    for (code, want) in [
+        (
+            "fig, ax = plt.subplots()\nax.set_xlabel('time')\nfig.savefig(OUT)\n",
+            "has 1 axes with axis labels but nothing drawn on them: no lines, bars, points, \
+             images, patches, text, titles or legends",
+        ),
+        (
+            "plt.figure()\nplt.savefig(OUT)\n",
+            "has no axes and nothing drawn",
+        ),
+    ] {
+        let outcome = exec.run(Job::new(code)).unwrap();
+        let Some(JobFailure::InvalidOutput { check, detail }) = outcome.failure() else {
+            panic!("{code}: {:?}", outcome.result)
+        };
+        assert_eq!(check, "empty-figure");
+        assert!(detail.contains(want), "{detail}");
+    }
+    // Drawn on one figure, saved from a newer empty one: still said.
+    let elsewhere = exec
+        .run(Job::new(
+            "plt.plot([1, 2])\nfig = plt.figure()\nfig.savefig(OUT)\n",
+        ))
+        .unwrap();
+    let Some(JobFailure::InvalidOutput { detail, .. }) = elsewhere.failure() else {
+        panic!("{:?}", elsewhere.result)
+    };
+    assert!(
+        detail.contains("drawn on another figure (figure 1)"),
+        "{detail}"
+    );
 }

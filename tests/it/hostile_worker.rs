@@ -334,10 +334,7 @@ fn run_table(
                 Err(e) => eprintln!("{scenario}: executor error {e}"),
             }
             if let Ok(outcome) = &answer {
-                let attempts = [Attempt {
-                    code: code.clone().into_bytes(),
-                    outcome: outcome.clone(),
-                }];
+                let attempts = [Attempt::new(code.clone().into_bytes(), outcome.clone())];
                 let _ = recorder.record(&pool.exec, &Job::new(code.clone()), &attempts);
             }
             let attacker = check_attack(answer, *expect)?;

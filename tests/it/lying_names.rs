@@ -12,7 +12,8 @@
 //!   to every guard of the curated runtime (curated `getattr`/`hasattr`, the module
 //!   views and the imported-on-use stand-in, the guarded import's name, fromlist and
 //!   level, `srcpath`, `listdir`, `get_sample_data`, the guarded `open` that numpy
-//!   uses, savefig's output name, `str.format`/`format_map` and a library formatter).
+//!   uses, the job's `Path` and a subclass of it that lies, savefig's output name,
+//!   `str.format`/`format_map` and a library formatter).
 //!   An attempt prints `REACHED` only if it got the object, imported the module or
 //!   opened the file; the test asserts none did, that each attempt ended in the
 //!   refusal of the guard meant to judge it (the message says which), and that the
@@ -115,7 +116,8 @@ def probe(key, attempt, reached=lambda value: True):
 
 SRC_REAL = os.path.realpath(SRC)
 OUT_DIR = os.path.dirname(OUT)
-TMP = os.getcwd()
+# The job runs in SRC (issue 38); its scratch folder is beside out/.
+TMP = os.path.join(os.path.dirname(OUT_DIR), 'tmp')
 # The real module's answer (the job's view refuses host details).
 MPLRC = sys.modules['matplotlib'].get_data_path() + '/matplotlibrc'
 INSIDE = TMP + '/inside.txt'
@@ -193,6 +195,18 @@ probe('np.fromfile|lying str',
       lambda: np.fromfile(liar(MPLRC, startswith=True, __contains__=False), dtype=np.uint8))
 probe('np.fromfile|path-like lying str',
       lambda: np.fromfile(Flip(liar(MPLRC, startswith=True), None), dtype=np.uint8))
+# the job's Path: guards read the reviewed class's text, never a subclass's methods
+from pathlib import Path
+class LyingPath(Path):
+    def __fspath__(self):
+        return MPLRC
+    def __str__(self):
+        return MPLRC
+probe('open|Path subclass', lambda: open(LyingPath('data.csv')))
+probe('Path.read_text|Path subclass', lambda: LyingPath('data.csv').read_text(),
+      lambda r: r != 'a,b\n1,2\n')
+probe('Path|lying str', lambda: Path(liar(MPLRC, startswith=True, __contains__=False)).read_text())
+probe('Path|path-like', lambda: Path(Flip(INSIDE, MPLRC)).read_text())
 # savefig's output name
 plt.figure()
 plt.plot([1, 3, 2])
@@ -201,6 +215,7 @@ probe('savefig|lying name',
                                __contains__=False)),
       lambda r: False)
 probe('savefig|path-like', lambda: plt.savefig(Flip(OUT_DIR + '/flip.png', '/tmp/flip.png')))
+probe('savefig|Path subclass', lambda: plt.savefig(LyingPath(OUT_DIR + '/sub.png')))
 probe('savefig|lying format',
       lambda: plt.savefig(OUT_DIR + '/fmt.png', format=liar('png', lower=lambda: 'svg')),
       lambda r: False)
@@ -303,7 +318,8 @@ const EXPECT: &[(&str, &str)] = &[
         "open|path-like second answer",
         "PermissionError: open: only a plain str path",
     ),
-    ("open|lying mode", "PermissionError: writing '"),
+    // The mode judged is the exact 'w': a write into the inputs, refused.
+    ("open|lying mode", "PermissionError: the inputs are read-only"),
     (
         "open|opener",
         "PermissionError: open: opener and closefd are not allowed",
@@ -312,7 +328,15 @@ const EXPECT: &[(&str, &str)] = &[
     ("open|bytes inside", "returned"),
     ("np.fromfile|lying str", "PermissionError: reading '/"),
     ("np.fromfile|path-like lying str", "PermissionError: reading '/"),
+    ("open|Path subclass", "PermissionError: open: only a plain str path"),
+    ("Path.read_text|Path subclass", "returned"),
+    ("Path|lying str", "PermissionError: reading '/"),
+    ("Path|path-like", "TypeError: expected str or Path, not Flip"),
     ("savefig|lying name", "returned"),
+    (
+        "savefig|Path subclass",
+        "TypeError: savefig: pass the file name as a str",
+    ),
     (
         "savefig|path-like",
         "TypeError: savefig: pass the file name as a str",

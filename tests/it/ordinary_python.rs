@@ -30,7 +30,7 @@ const ORDINARY: &[(&str, &str, &str)] = &[
     ),
     (
         "`:=` in a comprehension binds the function's local",
-        "def f():\n    return [open for x in range(2) if (open := x + 1)]\nprint(f())\n",
+        "def f():\n    return [eval for x in range(2) if (eval := x + 1)]\nprint(f())\n",
         "[1, 2]",
     ),
     (
@@ -78,7 +78,7 @@ const REFUSED: &[(&str, &str, &str)] = &[
     ),
     (
         "a read of a banned builtin nobody bound",
-        "def f():\n    return open('/etc/passwd').read()\n",
+        "def f():\n    return eval('1 + 1')\n",
         "banned-builtin",
     ),
     (
@@ -108,7 +108,7 @@ const REFUSED: &[(&str, &str, &str)] = &[
     ),
     (
         "`:=` in a module-level comprehension rebinds the module's builtin",
-        "xs = [open for x in range(1) if (open := 1)]\n",
+        "xs = [eval for x in range(1) if (eval := 1)]\n",
         "banned-builtin",
     ),
     (

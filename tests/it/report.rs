@@ -33,7 +33,7 @@ fn every_status_is_a_schema_valid_report() {
         ("ok", &gated, "plt.plot([1, 2]); plt.savefig(OUT)"),
         ("python_error", &gated, "x = {}\nx['missing']"),
         ("invalid_output", &gated, "print('no figure')"),
-        ("rejected", &gated, "import os"),
+        ("rejected", &gated, "import subprocess"),
         ("bad_input", &gated, "x = 1\0"),
         ("timeout", &exec, "while True:\n    pass"),
         ("memory_exceeded", &exec, "x = np.ones((1 << 30,))"),
@@ -72,7 +72,15 @@ fn every_status_is_a_schema_valid_report() {
     assert_eq!(report_json(&outcome)["status"], "cancelled");
 
     // Infrastructure and input errors.
-    let v = serde_json::to_value(Report::from_error(&Error::QueueFull { depth: 4 }, true)).unwrap();
+    let v = serde_json::to_value(Report::from_error(
+        &Error::QueueFull {
+            depth: 4,
+            workers: 2,
+            retry_after: Duration::from_millis(20),
+        },
+        true,
+    ))
+    .unwrap();
     assert_valid_report(&v);
     assert_eq!(v["status"], "infrastructure_error");
     assert_eq!(v["error"]["kind"], "queue_full");

@@ -199,7 +199,7 @@ fn every_registering_function_of_the_allowed_modules_is_reviewed_in_the_guard() 
     assert_eq!(
         report["unreviewed"],
         serde_json::json!([]),
-        "new registering functions: add each to REGISTRARS in python/state_guard.py with what covers it"
+        "new registering functions: add each to REGISTRARS in python/state_guard/tables.py with what covers it"
     );
     assert!(
         report["guarded"]["containers"].as_u64().unwrap() > 300,

@@ -17,7 +17,7 @@
 //! meant to make them. Legitimate uses (`query`, `eval`, `apply('sum')`,
 //! `agg(['mean', 'max'])`, named aggregation, resample, rolling) give pandas' answers.
 //!
-//! What the worker does is in python/library_guards.py and `UNIMPORTABLE` in
+//! What the worker does is in python/library_guards/ and `UNIMPORTABLE` in
 //! src/worker/audit.rs.
 
 use crate::common;
@@ -640,23 +640,31 @@ fn np_load_refuses_pickles_however_allow_pickle_is_passed() {
     }
 }
 
-/// The README's attack table: reading a host file by absolute path through a library
-/// reader passes the gate (`open` is what it refuses); the audit hook stops it.
+/// The README's attack table: reading a host file by absolute path passes the gate,
+/// through a library reader and through `open` alike (the job's `open` is its own since
+/// issue 38, judged at run time): the audit hook stops the reader, the job's `open`
+/// refuses the path and lists the inputs instead.
 #[test]
 fn np_loadtxt_of_a_host_path_passes_the_gate_and_the_audit_hook_refuses_it() {
-    let body = "probe('np.loadtxt(/etc/passwd)', lambda: np.loadtxt('/etc/passwd', dtype=str))\n";
+    let body = "probe('np.loadtxt(/etc/passwd)', lambda: np.loadtxt('/etc/passwd', dtype=str))\n\
+                probe('open(/etc/passwd)', lambda: open('/etc/passwd').read())\n";
     let verdict = gate::check(body, &Policy::figures()).expect("checkable");
     assert!(verdict.violations.is_empty(), "{:?}", verdict.violations);
-    let refused =
-        gate::check("print(open('/etc/passwd').read())\n", &Policy::figures()).expect("checkable");
-    assert!(!refused.violations.is_empty(), "the gate refuses open()");
     for gate_on in [true, false] {
         let o = run(gate_on, body);
-        assert_contained(gate_on, &o, 1, &[]);
+        assert_contained(gate_on, &o, 2, &["open(/etc/passwd)"]);
         assert!(
             o.stdout
                 .contains("| refused PermissionError | reading /etc/passwd is not allowed"),
             "the audit hook's refusal:\n{}",
+            o.stdout
+        );
+        assert!(
+            o.stdout.contains(
+                "PROBE open(/etc/passwd) | refused PermissionError | reading '/etc/passwd' \
+                 is not allowed; read inputs by name"
+            ),
+            "the job's open refuses the path:\n{}",
             o.stdout
         );
         assert!(!o.stdout.contains("root:x:0:0"));

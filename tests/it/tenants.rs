@@ -115,3 +115,102 @@ fn fresh_isolation_still_gives_every_job_a_new_process() {
     let a2 = pid_of(&exec, Job::new(FIGURE).tenant("a"));
     assert_ne!(a1, a2);
 }
+
+/// The tenant boundary on its own: with the between-job state guard switched off and the
+/// gate off, job A sets every key of every registry a job reaches (tests/data/cross_job)
+/// and job B of another tenant reads every key at its template value, because B never
+/// runs in A's process. The control: the same pair on a pool that shares workers across
+/// tenants does reach B, so the switch is really off and the pair really leaks.
+#[test]
+fn another_tenant_reads_a_pristine_process_even_without_the_state_guard() {
+    use crate::cross_job_state::{differences, pid, run, tagged, DUMP, SET_ALL};
+    let guardless = |reuse_across_tenants: bool| {
+        common::builder()
+            .workers(1)
+            .preload_pandas(true)
+            .stdout_cap(1 << 20)
+            .policy(pyward::gate::Policy::gate_disabled_for_testing())
+            .without_state_guard_for_testing()
+            .reuse_across_tenants(reuse_across_tenants)
+            .build()
+            .expect("pool starts")
+    };
+
+    let exec = guardless(false);
+    let template = run(&exec, DUMP, "tenant-t");
+    let a = run(&exec, SET_ALL, "tenant-a");
+    let b = run(&exec, DUMP, "tenant-b");
+    assert_ne!(pid(&a), pid(&b), "B ran in A's process");
+    let diff = differences(
+        &tagged(&template, "PYWARD-STATE "),
+        &tagged(&b, "PYWARD-STATE "),
+    );
+    assert!(diff.is_empty(), "keys B read changed: {diff:#?}");
+    assert!(!b.stdout.contains("PYWARD-A"), "{}", b.stdout);
+
+    let shared = guardless(true);
+    let template = run(&shared, DUMP, "tenant-t");
+    let a = run(&shared, SET_ALL, "tenant-a");
+    let b = run(&shared, DUMP, "tenant-b");
+    assert_eq!(
+        pid(&a),
+        pid(&b),
+        "one shared worker ran both: {:?}",
+        a.retired
+    );
+    assert!(
+        a.retired.is_none(),
+        "nothing retires A's worker without the guard"
+    );
+    let diff = differences(
+        &tagged(&template, "PYWARD-STATE "),
+        &tagged(&b, "PYWARD-STATE "),
+    );
+    assert!(
+        diff.len() > 5,
+        "without the guard, sharing a worker leaks A's state into B: {diff:#?}"
+    );
+}
+
+/// A worker kept warm for its tenant has a pristine fork waiting beside it, forked after
+/// the job's answer: the next job of another tenant takes it (no fork in its latency),
+/// and a new spare is forked for the one after.
+#[test]
+fn a_spare_waits_for_the_next_tenant() {
+    let exec = pool();
+    let a = pid_of(&exec, Job::new(FIGURE).tenant("a"));
+    assert!(
+        wait_until(Duration::from_secs(30), || exec.stats().spares == 1),
+        "no spare forked beside a's worker: {:?}",
+        exec.stats()
+    );
+    let forked = exec.stats().forked;
+    let b = pid_of(&exec, Job::new(FIGURE).tenant("b"));
+    assert_ne!(a, b);
+    assert_eq!(exec.stats().tenant_switches, 1);
+    assert!(
+        wait_until(Duration::from_secs(30), || exec.stats().spares == 1),
+        "no new spare beside b's worker"
+    );
+    // b ran in the spare, which had been forked (and counted) before b's job: the
+    // only fork since is the new spare.
+    assert_eq!(exec.stats().forked, forked + 1, "{:?}", exec.stats());
+    assert!(exec.worker_pids().contains(&b));
+}
+
+/// A tenant's worker is bounded as any reused worker: after `max_jobs_per_worker` jobs
+/// of its tenant it is replaced, and the replacement serves the same tenant.
+#[test]
+fn a_tenants_worker_keeps_the_job_quota() {
+    let exec = common::builder()
+        .reuse_across_tenants(false)
+        .max_jobs_per_worker(2)
+        .workers(1)
+        .build()
+        .unwrap();
+    let first = pid_of(&exec, Job::new(FIGURE).tenant("a"));
+    assert_eq!(pid_of(&exec, Job::new(FIGURE).tenant("a")), first);
+    let third = pid_of(&exec, Job::new(FIGURE).tenant("a"));
+    assert_ne!(third, first, "the quota of 2 jobs was kept past its end");
+    assert_eq!(pid_of(&exec, Job::new(FIGURE).tenant("a")), third);
+}

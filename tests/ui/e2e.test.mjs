@@ -2,8 +2,9 @@
 // `pyward` binary, with a token and run records) and Debian's Chromium, headless,
 // driven by Playwright. The steps share one browser tab and run in order, as a person
 // would use the page: token, run, dropped input, typo, timeout, hostile stdout, runs
-// (a repair loop's attempts, replay), pool. The records start with one repair loop of
-// three attempts, written by the `repair_loop` example through a real pool.
+// (a repair loop's attempts, replay), pool, tables (a CSV and a workbook). The records
+// start with one repair loop of three attempts, written by the `repair_loop` example
+// through a real pool.
 //
 // Screenshots of each view go to $PYWARD_UI_OUT (default: target/ui-test).
 
@@ -197,6 +198,20 @@ test("a job that runs too long shows the timeout status", async () => {
   await page.fill("#timeout", "10");
 });
 
+test("select-all in the editor and typing over it keep the Content-Security-Policy", async () => {
+  // Issue 36: Chromium's own editing over a selection of highlighted tokens inserts a
+  // span with an inline style, which the policy refuses; the editor types it instead.
+  await setCode("while True:\n    pass\n");
+  const before = violations.length;
+  await page.locator(".cm-content").click();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.press("Control+C");
+  await page.keyboard.type("print(1)");
+  await page.waitForTimeout(300);
+  assert.equal(await page.locator(".cm-content").innerText(), "print(1)");
+  assert.deepEqual(violations.slice(before), []);
+});
+
 test("stdout with markup is shown as text, never run", async () => {
   const payload = `<script>document.body.dataset.pwned = "script"</script><img src=x onerror="document.body.dataset.pwned = 'img'"><b>bold</b>`;
   await setCode(`print(${JSON.stringify(payload)})\n${PLOT}`);
@@ -230,8 +245,8 @@ test("the runs are listed newest first and filter by status; a repair loop shows
   await page.locator(".attempt[data-attempt='3']").waitFor();
   const attempt = (n) => page.locator(`.attempt[data-attempt='${n}']`);
   assert.match(await attempt(1).locator(".feedback").textContent(), /regoin/);
-  assert.match(await attempt(2).locator(".diff .added").allTextContents().then((t) => t.join("\n")), /import os/);
-  assert.match(await attempt(3).locator(".diff .removed").allTextContents().then((t) => t.join("\n")), /import os/);
+  assert.match(await attempt(2).locator(".diff .added").allTextContents().then((t) => t.join("\n")), /import glob/);
+  assert.match(await attempt(3).locator(".diff .removed").allTextContents().then((t) => t.join("\n")), /import glob/);
   assert.equal(await attempt(3).locator(".diff .added").count(), 1, "one line changed back");
   await attempt(3).locator("img").waitFor();
   await shot("run-repair");
@@ -264,6 +279,139 @@ test("the pool shows workers, latency and the worker the timeout replaced", asyn
   assert.equal(jobs, 5, "the five runs of this server (a replay is not a job)");
   assert.match(await page.textContent("#replacements"), /killed: timeout/);
   await shot("pool");
+});
+
+const HOSTILE = ["<img src=x onerror=alert(1)>", '=HYPERLINK("http://x.example","c")'];
+
+const TABLES = `import pandas as pd
+
+hostile = ${JSON.stringify(HOSTILE)}
+pd.DataFrame({"dept": ["R&D", "Sales"], "cost": [1200.5, 800.25], "note": hostile}).to_csv("result.csv", index=False)
+with pd.ExcelWriter("result.xlsx") as w:
+    pd.DataFrame({"部门": ["研发", "销售", "总部"], "headcount": [12, 30, 5]}).to_excel(w, sheet_name="Allocation", index=False)
+    pd.DataFrame({"note": hostile}).to_excel(w, sheet_name="Notes", index=False)
+`;
+
+/** A table artifact's preview as the page shows it. */
+async function tablePreview(figure) {
+  return {
+    shape: await figure.locator(".shape").textContent(),
+    headers: await figure.locator("thead th .col-name").allTextContents(),
+    kinds: await figure.locator("thead th .kind").allTextContents(),
+    rows: await figure.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent))),
+  };
+}
+
+test("a job writing a CSV and a workbook shows them as tables, cells as text, in the playground and the runs", async () => {
+  // After the pool's count: these runs are not among the five it counts.
+  await page.goto(`${base}/#/play`);
+  await setCode(TABLES);
+  const errorsBefore = pageErrors.length;
+  assert.equal(await run(), "ok");
+  const csv = page.locator('#result .table-artifact[data-name="result.csv"]');
+  const xlsx = page.locator('#result .table-artifact[data-name="result.xlsx"]');
+  await csv.waitFor();
+  assert.deepEqual(await tablePreview(csv), {
+    shape: "2 rows × 3 columns",
+    headers: ["dept", "cost", "note"],
+    kinds: ["text", "number", "text"],
+    rows: [["R&D", "1200.5", HOSTILE[0]], ["Sales", "800.25", HOSTILE[1]]],
+  });
+  assert.equal(await csv.locator(".sheet").count(), 0, "a CSV has no sheet");
+  const book = await tablePreview(xlsx);
+  assert.equal(book.shape, "3 rows × 2 columns");
+  assert.deepEqual(book.headers, ["部门", "headcount"]);
+  assert.deepEqual(book.kinds, ["text", "integer"]);
+  assert.deepEqual(book.rows[0], ["研发", "12"]);
+  assert.equal(await xlsx.locator(".sheet-name").textContent(), "Allocation");
+  assert.deepEqual(await xlsx.locator(".sheet-item").allTextContents(), ["Allocation", "Notes"]);
+  // The cells are the file's data: no element made from them, nothing ran.
+  assert.equal(await page.locator("#result table.preview *:not(thead):not(tbody):not(tr):not(th):not(td):not(.col-name):not(.kind)").count(), 0, "only rows and cells");
+  assert.equal(await page.locator("img").count(), 0, "no img element anywhere");
+  assert.equal(await page.locator("#result a").count(), 0, "no link");
+  assert.equal(await page.locator("#result .verdict").count(), 0, "no checks, no verdict");
+  await page.waitForTimeout(300);
+  assert.deepEqual(pageErrors.slice(errorsBefore), [], "no dialog, nothing threw");
+  await shot("playground-tables");
+
+  // The same run recorded: its attempt shows the tables. Its record lists no checks; a
+  // table job's record lists them as `table:<artifact>` (here added to the record as
+  // the server sends it), and the page puts their verdict beside each table.
+  await page.route(/\/v1\/runs\/[^/?]+$/, async (route) => {
+    const response = await route.fetch();
+    const record = await response.json();
+    record.validators = ["table:result.csv", "table:result.xlsx"];
+    await route.fulfill({ response, json: record });
+  });
+  await page.goto(`${base}/#/runs`);
+  const newest = page.locator("#run-list tbody tr").first();
+  await newest.waitFor();
+  await newest.locator("a").click();
+  const recorded = page.locator('.attempt .table-artifact[data-name="result.csv"]');
+  await recorded.waitFor();
+  assert.deepEqual((await tablePreview(recorded)).rows[0], ["R&D", "1200.5", HOSTILE[0]]);
+  assert.equal(await page.locator('.attempt .table-artifact[data-name="result.xlsx"] .sheet-name').textContent(), "Allocation");
+  for (const name of ["result.csv", "result.xlsx"]) {
+    const verdict = page.locator(`.attempt .table-artifact[data-name="${name}"] .verdict`);
+    assert.equal(await verdict.getAttribute("data-verdict"), "ok");
+    assert.match(await verdict.textContent(), /every check passed/);
+  }
+  assert.equal(await page.locator("img").count(), 0);
+  await page.unroute(/\/v1\/runs\/[^/?]+$/);
+  await shot("run-tables");
+
+  // The playground's Checks panel sends a table job's declaration as options.expect,
+  // and the verdicts follow the tables it checks. The job goes to the server without it
+  // (it runs as before); a failed check comes back as the server answers one: no
+  // artifacts, the check's id in error.check, its words in the message and feedback.
+  const declared = {
+    version: 1,
+    artifacts: ["result.csv", "result.xlsx"],
+    tables: [{ artifact: "result.csv", required_columns: ["dept", "cost"] }, { artifact: "result.xlsx", required_columns: ["headcount"] }],
+  };
+  const detail = "cost must have at most 1 decimals; 1 rows have more: C3 is 800.25";
+  let sent;
+  let failCheck = false;
+  await page.route("**/v1/jobs", async (route) => {
+    const body = route.request().postDataJSON();
+    sent = body.options.expect;
+    delete body.options.expect;
+    const response = await route.fetch({ postData: JSON.stringify(body) });
+    const report = await response.json();
+    if (failCheck) {
+      const feedback = `The code ran but its output is not valid (table:result.csv): ${detail}.`;
+      Object.assign(report, { status: "invalid_output", feedback, description: null, artifacts: [] });
+      report.error = { kind: "invalid_output", message: `invalid output: table:result.csv: ${detail}`, check: "table:result.csv" };
+    }
+    await route.fulfill({ response, json: report });
+  });
+  await page.goto(`${base}/#/play`);
+  await page.click("#checks-panel summary");
+  await page.fill("#expect", JSON.stringify(declared, null, 1));
+  assert.equal(await run(), "ok");
+  assert.deepEqual(sent, declared, "the declaration goes with the job");
+  for (const name of ["result.csv", "result.xlsx"]) {
+    assert.equal(await page.locator(`#result .table-artifact[data-name="${name}"] .verdict`).getAttribute("data-verdict"), "ok");
+  }
+  failCheck = true;
+  assert.equal(await run(), "invalid_output");
+  const failed = page.locator('#result .checks .verdict[data-artifact="result.csv"]');
+  assert.equal(await failed.getAttribute("data-verdict"), "failed");
+  assert.equal(await failed.locator(".verdict-text").textContent(), detail);
+  assert.equal(await page.locator('#result .checks .verdict[data-artifact="result.xlsx"]').getAttribute("data-verdict"), "not_run", "checked after the failed one");
+  assert.match(await page.textContent("#result .feedback"), /not valid \(table:result\.csv\): cost must have/);
+  await shot("playground-check-failed");
+  await page.unroute("**/v1/jobs");
+  // A declaration that is not JSON is said on the page; no job is sent.
+  let posted = 0;
+  const count = (request) => void (request.url().endsWith("/v1/jobs") && posted++);
+  page.on("request", count);
+  await page.fill("#expect", "{not json");
+  await page.click("#run");
+  assert.match(await page.locator("#request-error").textContent(), /Checks: not JSON/);
+  page.off("request", count);
+  assert.equal(posted, 0);
+  await page.fill("#expect", "");
 });
 
 test("nothing broke the page's Content-Security-Policy and nothing threw", () => {

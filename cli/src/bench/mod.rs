@@ -30,7 +30,7 @@ use pyward::{Executor, Isolation, Job, PythonEnv};
 use baseline::{Floor, Harness, Request};
 use stats::Summary;
 
-use crate::{EXIT_INFRA, EXIT_JOB_FAILED, EXIT_USAGE};
+use crate::exit::{EXIT_INFRA, EXIT_JOB_FAILED, EXIT_USAGE};
 
 /// The seed every mode gives numpy's and `random`'s generators.
 const SEED: u64 = 1;

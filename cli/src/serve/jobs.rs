@@ -1,6 +1,7 @@
 //! `POST /v1/jobs` and `POST /v1/check`: the request (read by `request`) runs as a
-//! [`pyward::Job`]; its outcome becomes the versioned report (or, when the client asks
-//! for `image/png`, the figure itself). `?queue=1` hands the job to `queued` instead.
+//! [`pyward::Job`] through the job service ([`crate::service`]); its outcome becomes the
+//! versioned report (or, when the client asks for `image/png`, the figure itself).
+//! `?queue=1` hands the job to `queued` instead.
 //!
 //! A client that disconnects drops this handler's future, and with it the `JobFuture`:
 //! the job leaves the queue, or its worker is killed and replaced.
@@ -12,15 +13,14 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use pyward::gate;
 use pyward::report::{ms, Report};
-use pyward::{gate, Attempt, Executor, Job, Outcome};
 
 use super::problem::Problem;
-use super::request::{prefers_png, read_job, read_json, CheckRequest, JobForm, JobRequest};
+use super::request::{prefers_png, read_job, read_json, CheckRequest, JobForm};
 use super::state::App;
-
-/// Sources longer than this are gated on a blocking thread, not on the async runtime's.
-const INLINE_GATE_BYTES: usize = 16 * 1024;
+use crate::service::options::JobRequest;
+use crate::service::{self, Done, Door};
 
 /// Runs a job.
 #[utoipa::path(
@@ -77,42 +77,13 @@ pub async fn submit(State(app): State<Arc<App>>, request: Request) -> Response {
         started: Instant::now(),
         answered: false,
     };
-    let result = execute(&app, executor, job, &id.to_string()).await;
+    let job = service::Request::new(job, Door::Http, id.to_string());
+    let result = app.service.run(&executor, job).await;
     watch.answered = true;
     match result {
-        Ok((outcome, record)) => answer(id, outcome, record, want_png),
+        Ok(done) => answer(id, done, want_png),
         Err(e) => Problem::from_executor(&e).into_response(),
     }
-}
-
-/// Runs `job` on `executor` (gate, queue, worker), counts and logs it, and writes its run
-/// record when the server keeps them; the outcome and the record's directory.
-pub async fn execute(
-    app: &App,
-    executor: Executor,
-    job: Job,
-    id: &str,
-) -> Result<(Outcome, Option<String>), pyward::Error> {
-    let kept = app.recorder.as_ref().map(|_| job.clone());
-    let outcome = if job.code().len() > INLINE_GATE_BYTES {
-        let exec = executor.clone();
-        match tokio::task::spawn_blocking(move || exec.run_async(job)).await {
-            Ok(future) => future.await,
-            Err(e) => Err(pyward::Error::Protocol(format!("gate thread failed: {e}"))),
-        }
-    } else {
-        executor.run_async(job).await
-    };
-    let outcome = outcome.inspect_err(|e| tracing::info!(id, status = e.code(), "job not run"))?;
-    app.metrics.job_answered(&outcome);
-    log_job(id, &outcome);
-    let record = match (kept, &app.recorder) {
-        (Some(job), Some(recorder)) => {
-            write_record(executor, recorder.clone(), job, &outcome).await
-        }
-        _ => None,
-    };
-    Ok((outcome, record))
 }
 
 /// Whether the query asks for the queue: `queue=1`/`true` or `0`/`false` (absent:
@@ -159,52 +130,10 @@ impl Drop for Abandoned<'_> {
     }
 }
 
-/// One structured line per job: never its code or inputs.
-fn log_job(id: &str, outcome: &Outcome) {
-    let t = &outcome.timings;
-    tracing::info!(
-        id,
-        status = outcome.status(),
-        gate_ms = ms(t.gate),
-        queue_ms = ms(t.queue),
-        exec_ms = ms(t.exec),
-        total_ms = ms(t.total),
-        worker_pid = outcome.worker.as_ref().map(|w| w.pid),
-        worker_slot = outcome.worker.as_ref().map(|w| w.slot),
-        seed = outcome.seed,
-        "job"
-    );
-}
-
-/// Writes the run record on a blocking thread; its directory, or `None` (logged).
-async fn write_record(
-    executor: Executor,
-    recorder: pyward::record::Recorder,
-    job: Job,
-    outcome: &Outcome,
-) -> Option<String> {
-    let attempt = Attempt {
-        code: job.code().to_vec(),
-        outcome: outcome.clone(),
-    };
-    let written =
-        tokio::task::spawn_blocking(move || recorder.record(&executor, &job, &[attempt])).await;
-    match written {
-        Ok(Ok(dir)) => Some(dir.display().to_string()),
-        Ok(Err(e)) => {
-            tracing::error!("cannot write the run record: {e}");
-            None
-        }
-        Err(e) => {
-            tracing::error!("the record thread failed: {e}");
-            None
-        }
-    }
-}
-
 /// The answer: the report as JSON, or the PNG itself when asked for and there is
 /// exactly one.
-fn answer(id: u64, outcome: Outcome, record: Option<String>, want_png: bool) -> Response {
+fn answer(id: u64, done: Done, want_png: bool) -> Response {
+    let outcome = &done.outcome;
     let mut headers = HeaderMap::new();
     headers.insert("x-request-id", HeaderValue::from(id));
     headers.insert(
@@ -223,7 +152,8 @@ fn answer(id: u64, outcome: Outcome, record: Option<String>, want_png: bool) -> 
     if let Ok(v) = HeaderValue::from_str(&timing) {
         headers.insert("server-timing", v);
     }
-    if let Some(dir) = record
+    if let Some(dir) = done
+        .record
         .as_deref()
         .and_then(|d| HeaderValue::from_str(d).ok())
     {
@@ -236,16 +166,12 @@ fn answer(id: u64, outcome: Outcome, record: Option<String>, want_png: bool) -> 
                 if let Ok(name) = HeaderValue::from_str(&png.name) {
                     headers.insert("x-pyward-artifact", name);
                 }
-                let bytes = outcome.result.unwrap_or_default().swap_remove(0).bytes;
+                let bytes = done.outcome.result.unwrap_or_default().swap_remove(0).bytes;
                 return (StatusCode::OK, headers, bytes).into_response();
             }
         }
     }
-    let mut report = Report::from_outcome(&outcome, true);
-    if let Some(dir) = record {
-        report.set_record(dir);
-    }
-    (StatusCode::OK, headers, Json(report)).into_response()
+    (StatusCode::OK, headers, Json(done.report(true))).into_response()
 }
 
 /// Checks code with the gate alone.

@@ -17,7 +17,10 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+use pyward::report::ms;
 use pyward::{Executor, JobFailure, Outcome};
+
+use crate::service::{Door, Observer};
 
 /// One label: `[(name, value)]`.
 type Label = [(&'static str, &'static str); 1];
@@ -357,6 +360,18 @@ impl Collector for PoolCollector {
         )?;
         gauge(
             &mut encoder,
+            "jobs_unanswered",
+            "Jobs admitted and not answered yet, queued or running (a worker resetting after its answer is not counted); jobs are refused while this is admission_places",
+            stats.unanswered as i64,
+        )?;
+        gauge(
+            &mut encoder,
+            "admission_places",
+            "Jobs admitted at once: the most workers plus the queue depth",
+            (stats.max_workers + stats.queue_depth) as i64,
+        )?;
+        gauge(
+            &mut encoder,
             "workers_max",
             "The most workers the pool runs",
             stats.max_workers as i64,
@@ -414,11 +429,46 @@ impl Collector for PoolCollector {
             ("idle", r.idle),
             ("memory_growth", r.memory_growth),
             ("host_pressure", r.host_pressure),
+            ("job_quota", r.job_quota),
             ("other", r.other),
         ] {
             ConstCounter::new(v).encode(retired.encode_family(&[("reason", reason)])?)?;
         }
         Ok(())
+    }
+}
+
+/// The server's eyes on the job service: every HTTP and queue job is counted and
+/// logged (one line, never its code or inputs); replays are not jobs of the server.
+impl Observer for Metrics {
+    fn answered(&self, door: Door, id: &str, outcome: &Outcome) {
+        if door == Door::Replay {
+            return;
+        }
+        self.job_answered(outcome);
+        let t = &outcome.timings;
+        tracing::info!(
+            id,
+            status = outcome.status(),
+            gate_ms = ms(t.gate),
+            queue_ms = ms(t.queue),
+            exec_ms = ms(t.exec),
+            total_ms = ms(t.total),
+            worker_pid = outcome.worker.as_ref().map(|w| w.pid),
+            worker_slot = outcome.worker.as_ref().map(|w| w.slot),
+            seed = outcome.seed,
+            "job"
+        );
+    }
+
+    fn not_run(&self, door: Door, id: &str, error: &pyward::Error) {
+        if door != Door::Replay {
+            tracing::info!(id, status = error.code(), "job not run");
+        }
+    }
+
+    fn record_failed(&self, message: &str) {
+        tracing::error!("{message}");
     }
 }
 

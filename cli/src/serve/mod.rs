@@ -3,15 +3,19 @@
 //! 503 until it is warm); SIGTERM drains (readiness false, no new jobs, jobs in flight
 //! finish within the grace period, records written) and exits 0.
 //!
-//! With `--queue`, it also consumes jobs from a Redis stream ([`queue`]) and takes queued
-//! jobs over HTTP ([`queued`]); with `--no-http` it only consumes.
+//! With `--queue`, it also consumes jobs from a Redis stream ([`consumer`] over the
+//! wire in [`queue`]) and takes queued jobs over HTTP ([`queued`]); with `--no-http` it
+//! only consumes. Every job, whichever door it came through, runs through the job
+//! service ([`crate::service`]) that [`state::App`] holds.
 //!
 //! Modules: [`jobs`] (the job and check endpoints), [`runs`] (the run records and their
 //! replay), [`pool`] (the pool view), [`page`] (the page at `/`), [`probes`] (health,
 //! readiness, metrics), [`auth`], [`problem`] (error bodies), [`metrics`], [`openapi`],
-//! [`state`], [`listener`] (connections and their limits), [`queue`] and [`queued`].
+//! [`state`], [`listener`] (connections and their limits), [`queue`], [`consumer`] and
+//! [`queued`].
 
 mod auth;
+mod consumer;
 mod jobs;
 mod listener;
 mod metrics;
@@ -45,10 +49,8 @@ use tokio::sync::watch;
 use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use problem::Problem;
-use state::{App, Limits};
-
-/// A request body must arrive within this time.
-const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+use request::Limits;
+use state::App;
 
 /// `pyward serve`'s options.
 #[derive(Args, Debug)]
@@ -79,6 +81,11 @@ pub struct ServeArgs {
     /// Largest request body, in MiB.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
     max_body: u64,
+    /// Longest pause while a request body arrives, in seconds; past it the request is
+    /// answered 408. Longer lets slow clients finish; each stalled request holds a
+    /// connection until then.
+    #[arg(long, default_value_t = 30.0)]
+    body_timeout: f64,
     /// Jobs that may wait for a worker; past it, 429 with Retry-After (default: one per
     /// worker, so an admitted job waits at most about one job's time). Deeper queues
     /// trade latency for fewer 429s.
@@ -122,7 +129,7 @@ pub fn serve(args: ServeArgs) -> u8 {
         Ok(code) => code,
         Err(message) => {
             tracing::error!("{message}");
-            crate::EXIT_USAGE
+            crate::exit::EXIT_USAGE
         }
     }
 }
@@ -147,6 +154,9 @@ fn start(args: ServeArgs) -> Result<u8, String> {
     if !(args.grace >= 0.0 && args.grace.is_finite()) {
         return Err("--grace must be a number of seconds".into());
     }
+    if !(args.body_timeout > 0.0 && args.body_timeout <= 3600.0) {
+        return Err("--body-timeout must be between 0 and 3600 seconds".into());
+    }
     let token = args
         .token_file
         .as_deref()
@@ -164,6 +174,7 @@ fn start(args: ServeArgs) -> Result<u8, String> {
         max_timeout: Duration::from_secs_f64(args.timeout),
         max_memory_mib: args.memory,
         max_body: usize::try_from(args.max_body << 20).unwrap_or(usize::MAX),
+        body_timeout: Duration::from_secs_f64(args.body_timeout),
     };
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let workers = args.workers.map_or(cores, usize::from);
@@ -223,7 +234,7 @@ async fn run(
             Ok(l) => l,
             Err(e) => {
                 tracing::error!("cannot listen on {listen}: {e}");
-                return crate::EXIT_USAGE;
+                return crate::exit::EXIT_USAGE;
             }
         };
         let addr = listener.local_addr().map_or(listen, |a| a);
@@ -261,7 +272,7 @@ async fn run(
         };
         if let Some(queue) = &app.queue {
             tokio::spawn(queue::announcements(Arc::clone(queue)));
-            let consuming = queue::consume(Arc::clone(&app), Arc::clone(queue), workers);
+            let consuming = consumer::consume(Arc::clone(&app), Arc::clone(queue), workers);
             consumer = Some(tokio::spawn(consuming));
         }
         std::future::pending::<()>().await
@@ -271,7 +282,7 @@ async fn run(
             tracing::info!(signal, "draining: no new jobs; waiting for jobs in flight");
             0
         }
-        () = pool_failed => crate::EXIT_INFRA,
+        () = pool_failed => crate::exit::EXIT_INFRA,
     };
     let left = app.drain(grace).await;
     if left > 0 {
@@ -313,6 +324,7 @@ async fn shutdown_signal() -> &'static str {
 /// description and the page (a static shell that holds no data) open.
 fn router(app: Arc<App>, token: Option<auth::Token>, with_page: bool) -> Router {
     let max_body = app.limits.max_body;
+    let body_timeout = app.limits.body_timeout;
     let protected = Router::new()
         .route("/v1/jobs", post(jobs::submit))
         .route("/v1/check", post(jobs::check))
@@ -341,7 +353,9 @@ fn router(app: Arc<App>, token: Option<auth::Token>, with_page: bool) -> Router 
             Arc::clone(&app),
             refuse_announced_oversize,
         ))
-        .layer(RequestBodyTimeoutLayer::new(BODY_TIMEOUT))
+        .layer(RequestBodyTimeoutLayer::new(body_timeout))
+        .layer(middleware::from_fn(listener::refuse_large_heads))
+        .layer(middleware::from_fn(problem::bare_errors_as_problems))
         .layer(middleware::from_fn_with_state(
             Arc::clone(&app),
             count_response,

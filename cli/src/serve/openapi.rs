@@ -10,9 +10,10 @@ use utoipa::{Modify, OpenApi};
 
 use super::problem::Problem;
 use super::queued::Pending;
-use super::request::{CheckRequest, JobForm, JobOptions, JobRequest};
+use super::request::{CheckRequest, JobForm};
 use super::runs::{RunList, RunSummary};
 use super::schemas::{Png, Report};
+use crate::service::options::{JobOptions, JobRequest};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -73,6 +74,7 @@ pub fn document() -> &'static str {
     DOC.get_or_init(|| {
         let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the document serializes");
         splice_report_schema(&mut doc);
+        describe_form(&mut doc);
         serde_json::to_string_pretty(&doc).expect("the document serializes")
     })
 }
@@ -101,6 +103,36 @@ fn splice_report_schema(doc: &mut Value) {
     }
     rewrite_refs(&mut report);
     schemas.insert("Report".into(), report);
+}
+
+/// The multipart form as the server reads it: parts `code` (text), `options` (JSON),
+/// and any number of `input` and `array` file parts; no other part.
+fn describe_form(doc: &mut Value) {
+    let files = |what: &str| {
+        serde_json::json!({
+            "type": "array",
+            "description": what,
+            "items": {"type": "string", "format": "binary"},
+        })
+    };
+    if let Some(form) = doc.pointer_mut("/components/schemas/JobForm") {
+        form["additionalProperties"] = Value::Bool(false);
+        form["properties"]["input"] =
+            files("Input files, one part each; a part's file name is its path for `srcpath`");
+        form["properties"]["array"] = files(
+            "`.npy` arrays, one part each; a part's file name without `.npy` is the array's name",
+        );
+    }
+    if let Some(multipart) =
+        doc.pointer_mut("/paths/~1v1~1jobs/post/requestBody/content/multipart~1form-data")
+    {
+        multipart["encoding"] = serde_json::json!({
+            "code": {"contentType": "text/plain"},
+            "options": {"contentType": "application/json"},
+            "input": {"contentType": "application/octet-stream"},
+            "array": {"contentType": "application/octet-stream"},
+        });
+    }
 }
 
 fn rewrite_refs(value: &mut Value) {
@@ -142,6 +174,22 @@ mod tests {
             let name = &r[..r.find('"').unwrap()];
             assert!(schemas.get(name).is_some(), "dangling reference to {name}");
         }
+        // Issue 36: what the server checks, the document says.
+        let form =
+            &doc["paths"]["/v1/jobs"]["post"]["requestBody"]["content"]["multipart/form-data"];
+        assert_eq!(
+            form["encoding"]["options"]["contentType"],
+            "application/json"
+        );
+        assert_eq!(schemas["JobForm"]["additionalProperties"], false);
+        assert_eq!(schemas["JobForm"]["properties"]["input"]["type"], "array");
+        let out_name = &schemas["JobOptions"]["properties"]["out_name"];
+        assert!(out_name["pattern"].is_string(), "{out_name}");
+        let limit = &doc["paths"]["/v1/runs"]["get"]["parameters"][1];
+        assert_eq!(
+            (&limit["name"], &limit["schema"]["maximum"]),
+            (&"limit".into(), &500.into())
+        );
         for path in [
             "/v1/jobs",
             "/v1/jobs/{id}",

@@ -14,8 +14,9 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::problem::Problem;
 use super::queue::{valid_job_id, Queue};
-use super::request::{self, JobRequest};
+use super::request;
 use super::state::App;
+use crate::service::options::{from_json_object, JobRequest};
 
 /// Longest `wait` a request may ask for, in seconds.
 const MAX_WAIT_SECONDS: f64 = 120.0;
@@ -34,6 +35,7 @@ pub struct Pending {
 #[into_params(parameter_in = Query)]
 pub struct WaitParams {
     /// Seconds to wait for the answer (default 30, at most 120; 0 looks once).
+    #[param(minimum = 0, maximum = 120)]
     pub wait: Option<f64>,
 }
 
@@ -93,11 +95,14 @@ async fn try_enqueue(app: &App, request: Request) -> Result<String, Problem> {
     }
     let body = request::read_body(&app.limits, request).await?;
     // Refused here, not after a trip through the queue: the same checks a consumer makes.
-    let parsed: JobRequest = request::from_json_object(&body)
-        .map_err(|e| Problem::malformed(format!("invalid JSON: {e}")))?;
-    drop(request::job_from_request(parsed, &app.limits)?);
+    let parsed: JobRequest =
+        from_json_object(&body).map_err(|e| Problem::malformed(format!("invalid JSON: {e}")))?;
+    drop(parsed.into_job(&app.limits.ceiling())?);
     match queue.enqueue(&body).await {
-        Ok(Some(id)) => Ok(id),
+        Ok(Some(id)) => match queue.results.mark(queue, &id).await {
+            Ok(()) => Ok(id),
+            Err(e) => Err(unreachable(&e)),
+        },
         Ok(None) => Err(Problem::new(
             StatusCode::TOO_MANY_REQUESTS,
             "queue_full",
@@ -121,7 +126,7 @@ async fn try_enqueue(app: &App, request: Request) -> Result<String, Problem> {
         (status = 202, description = "No answer yet", body = Pending),
         (status = 400, description = "Not a job id, or a bad wait", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or wrong bearer token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Not in queue mode", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Not in queue mode, or no job with this id was enqueued (or its answer is older than `--result-ttl`)", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The queue does not answer", body = Problem, content_type = "application/problem+json"),
     ),
     security((), ("bearer" = [])),
@@ -148,6 +153,21 @@ pub async fn result(
             "wait {wait}: between 0 and {MAX_WAIT_SECONDS} seconds"
         ))
         .into_response();
+    }
+    match queue.results.known(queue, &id).await {
+        Ok(true) => {}
+        Ok(false) => {
+            return Problem::new(
+                StatusCode::NOT_FOUND,
+                "unknown_job",
+                format!(
+                    "no job {id:?} was enqueued, or its answer is older than {} s (--result-ttl)",
+                    queue.result_ttl
+                ),
+            )
+            .into_response()
+        }
+        Err(e) => return unreachable(&e).into_response(),
     }
     let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(wait);
     match queue.results.wait(queue, &id, deadline).await {

@@ -1,76 +1,56 @@
-//! A job request as it arrives: JSON with base64 inputs, or `multipart/form-data` for
-//! large files, read within the server's body limits and turned into a [`pyward::Job`].
-//! The HTTP handlers (`jobs`, `queued`) and the queue consumer share it.
+//! A job request as it arrives over HTTP: JSON with base64 inputs (the job service's
+//! [`JobRequest`]), or `multipart/form-data` for large files, read within the server's
+//! body limits and turned into a [`pyward::Job`]. The HTTP handlers (`jobs`, `queued`)
+//! share it; what a job is and its options are the service's ([`crate::service::options`]).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Multipart, Request};
 use axum::http::{header, HeaderMap, StatusCode};
-use base64::Engine as _;
-use pyward::{Job, SharedArray};
+use pyward::Job;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::problem::Problem;
-use super::state::Limits;
+use crate::service::options::{
+    from_json_object, with_array, Ceiling, JobOptions, JobRequest, Refusal, RefusalKind,
+};
 
-/// A job: code, inputs, arrays and options.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JobRequest {
-    /// The Python code (UTF-8).
-    pub code: String,
-    /// Input files by relative path, each base64 (standard alphabet, padded); the code
-    /// reads them through `srcpath('name')`.
-    #[serde(default)]
-    pub inputs: BTreeMap<String, String>,
-    /// Numeric arrays by name, each a base64 `.npy` file; the code sees them as
-    /// read-only numpy arrays of that name.
-    #[serde(default)]
-    pub arrays: BTreeMap<String, String>,
-    /// Limits and checks.
-    #[serde(default)]
-    pub options: JobOptions,
+/// The server-side maxima a request's own limits must stay within.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Longest per-job deadline (also the default).
+    pub max_timeout: Duration,
+    /// Highest per-job memory ceiling in MiB (also the default).
+    pub max_memory_mib: u64,
+    /// Largest request body in bytes.
+    pub max_body: usize,
+    /// Longest pause while a request body arrives (408 past it).
+    pub body_timeout: Duration,
 }
 
-/// Per-job options. Limits must stay within the server's maxima.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JobOptions {
-    /// Wall-clock deadline in milliseconds (default and maximum: the server's).
-    #[schema(minimum = 1)]
-    pub timeout_ms: Option<u64>,
-    /// Memory ceiling in MiB (default and maximum: the server's).
-    #[schema(minimum = 1)]
-    pub memory_mib: Option<u64>,
-    /// Seed of numpy's and `random`'s generators (default: random, reported back).
-    #[schema(minimum = 0)]
-    pub seed: Option<i64>,
-    /// File name of `OUT` (default `figure.png`); its extension decides the format.
-    pub out_name: Option<String>,
-    /// Other artifacts the job must write (e.g. `table.csv`).
-    #[serde(default)]
-    pub expect_artifacts: Vec<String>,
-    /// Accept a figure with nothing drawn (a PNG whose pixels are all one colour).
-    #[serde(default)]
-    pub allow_blank: bool,
-    /// Describe every saved figure (axes, labels, series) in the report (default true;
-    /// false also skips the empty and all-NaN figure checks).
-    #[serde(default)]
-    pub describe_figures: Option<bool>,
-    /// The trust domain of the code (a user, a session, an API key; 1 to 128 printable
-    /// characters): a worker that ran one tenant's code never runs another's, and jobs of
-    /// one tenant reuse a warm worker. Without it the job is its own tenant: a process
-    /// that never ran a job, killed after it (unless the server runs with
-    /// `--reuse-across-tenants`).
-    #[schema(min_length = 1, max_length = 128)]
-    pub tenant: Option<String>,
+impl Limits {
+    /// What a job's options may ask for.
+    pub fn ceiling(&self) -> Ceiling {
+        Ceiling {
+            max_timeout: self.max_timeout,
+            max_memory_mib: self.max_memory_mib,
+        }
+    }
 }
 
-/// Longest tenant name, in characters.
-const MAX_TENANT_CHARS: usize = 128;
+impl From<Refusal> for Problem {
+    fn from(refusal: Refusal) -> Problem {
+        match refusal.kind {
+            RefusalKind::Malformed => Problem::malformed(refusal.detail),
+            RefusalKind::LimitExceeded => Problem::limit_exceeded(refusal.detail),
+            RefusalKind::InvalidJob => {
+                Problem::new(StatusCode::BAD_REQUEST, "invalid_job", refusal.detail)
+            }
+        }
+    }
+}
 
 /// Code for the gate alone.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -149,29 +129,53 @@ pub async fn read_json<T: serde::de::DeserializeOwned>(
     from_json_object(&body).map_err(|e| Problem::malformed(format!("invalid JSON: {e}")))
 }
 
-/// `T` from a JSON object. (serde's derived structs also accept an array of the
-/// fields in order, which no client means.)
-pub fn from_json_object<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-    if !value.is_object() {
-        return Err("expected a JSON object".into());
-    }
-    serde_json::from_value(value).map_err(|e| e.to_string())
-}
-
 /// The whole body, at most the server's limit.
 pub async fn read_body(limits: &Limits, request: Request) -> Result<Bytes, Problem> {
     Bytes::from_request(request, &())
         .await
-        .map_err(|rejection| body_problem(limits, rejection.status(), rejection.body_text()))
+        .map_err(|rejection| {
+            body_problem(
+                limits,
+                rejection.status(),
+                rejection.body_text(),
+                &rejection,
+            )
+        })
 }
 
-fn body_problem(limits: &Limits, status: StatusCode, text: String) -> Problem {
-    if status == StatusCode::PAYLOAD_TOO_LARGE {
+fn body_problem(
+    limits: &Limits,
+    status: StatusCode,
+    text: String,
+    error: &(dyn std::error::Error + 'static),
+) -> Problem {
+    if stalled(error) {
+        Problem::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            format!(
+                "the request body stalled: nothing arrived for {} s",
+                limits.body_timeout.as_secs_f64()
+            ),
+        )
+    } else if status == StatusCode::PAYLOAD_TOO_LARGE {
         body_too_large(limits)
     } else {
         Problem::malformed(text)
     }
+}
+
+/// Whether a body error comes from the stalled-body deadline (the router's
+/// `RequestBodyTimeoutLayer`), somewhere down its chain of causes.
+fn stalled(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if e.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
 }
 
 /// 413 for a body over the server's limit.
@@ -198,7 +202,10 @@ pub fn unsupported(media: &str, wanted: &str) -> Problem {
 /// The job a request describes.
 pub async fn read_job(limits: &Limits, request: Request) -> Result<Job, Problem> {
     match media_type(request.headers()).as_str() {
-        "application/json" => job_from_request(read_json(limits, request).await?, limits),
+        "application/json" => {
+            let parsed: JobRequest = read_json(limits, request).await?;
+            Ok(parsed.into_job(&limits.ceiling())?)
+        }
         "multipart/form-data" => read_form(limits, request).await,
         other => Err(unsupported(
             other,
@@ -207,23 +214,10 @@ pub async fn read_job(limits: &Limits, request: Request) -> Result<Job, Problem>
     }
 }
 
-/// The job a JSON request describes (from HTTP, or from a queue entry).
-pub fn job_from_request(r: JobRequest, limits: &Limits) -> Result<Job, Problem> {
-    let mut job = Job::new(r.code.into_bytes());
-    for (name, data) in r.inputs {
-        job = job.src_bytes(name.clone(), decode_base64(&data, "input", &name)?);
-    }
-    for (name, data) in r.arrays {
-        let npy = decode_base64(&data, "array", &name)?;
-        job = with_array(job, name, &npy)?;
-    }
-    apply_options(job, r.options, limits)
-}
-
 /// A multipart job: parts `code`, `options` (JSON), `input` and `array` (file parts).
 async fn read_form(limits: &Limits, request: Request) -> Result<Job, Problem> {
     let part_problem = |e: axum::extract::multipart::MultipartError| {
-        body_problem(limits, e.status(), e.body_text())
+        body_problem(limits, e.status(), e.body_text(), &e)
     };
     let mut form = Multipart::from_request(request, &())
         .await
@@ -272,70 +266,7 @@ async fn read_form(limits: &Limits, request: Request) -> Result<Job, Problem> {
     for (name, npy) in arrays {
         job = with_array(job, name, &npy)?;
     }
-    apply_options(job, options, limits)
-}
-
-fn decode_base64(data: &str, what: &str, name: &str) -> Result<Vec<u8>, Problem> {
-    base64::engine::general_purpose::STANDARD
-        .decode(data)
-        .map_err(|e| Problem::malformed(format!("{what} {name:?}: invalid base64: {e}")))
-}
-
-fn with_array(job: Job, name: String, npy: &[u8]) -> Result<Job, Problem> {
-    let array = SharedArray::from_npy(npy)
-        .map_err(|e| Problem::malformed(format!("array {name:?}: not a usable .npy file: {e}")))?;
-    Ok(job.with_shared_array(name, &array))
-}
-
-/// Applies the request's options, refusing limits above the server's.
-fn apply_options(mut job: Job, options: JobOptions, limits: &Limits) -> Result<Job, Problem> {
-    if let Some(ms) = options.timeout_ms {
-        let max = limits.max_timeout.as_millis();
-        if ms == 0 || u128::from(ms) > max {
-            return Err(Problem::limit_exceeded(format!(
-                "timeout_ms {ms}: must be between 1 and the server's maximum {max}"
-            )));
-        }
-        job = job.timeout(Duration::from_millis(ms));
-    }
-    if let Some(mib) = options.memory_mib {
-        let max = limits.max_memory_mib;
-        if mib == 0 || mib > max {
-            return Err(Problem::limit_exceeded(format!(
-                "memory_mib {mib}: must be between 1 and the server's maximum {max}"
-            )));
-        }
-        job = job.memory_limit(mib << 20);
-    }
-    if let Some(tenant) = options.tenant {
-        let printable = !tenant.is_empty()
-            && tenant.chars().count() <= MAX_TENANT_CHARS
-            && !tenant.chars().any(char::is_control);
-        if !printable {
-            return Err(Problem::malformed(format!(
-                "tenant: 1 to {MAX_TENANT_CHARS} printable characters"
-            )));
-        }
-        job = job.tenant(tenant);
-    }
-    if let Some(seed) = options.seed {
-        let seed = u64::try_from(seed)
-            .map_err(|_| Problem::malformed(format!("seed {seed}: must not be negative")))?;
-        job = job.seed(seed);
-    }
-    if let Some(name) = options.out_name {
-        job = job.out_name(name);
-    }
-    for name in options.expect_artifacts {
-        job = job.expect_artifact(name);
-    }
-    if let Some(describe) = options.describe_figures {
-        job = job.describe_figures(describe);
-    }
-    if options.allow_blank {
-        job = job.allow_blank();
-    }
-    Ok(job)
+    Ok(options.apply(job, &limits.ceiling())?)
 }
 
 #[cfg(test)]

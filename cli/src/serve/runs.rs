@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::problem::Problem;
 use super::state::App;
+use crate::service::{self, Door};
 
 /// Runs answered by one `GET /v1/runs` at most.
 const MAX_LIST: usize = 500;
@@ -31,6 +32,7 @@ pub struct ListQuery {
     /// Only runs whose last attempt has this status (`ok`, `rejected`, `timeout`, ...).
     status: Option<String>,
     /// At most this many runs (default 100, at most 500).
+    #[param(minimum = 0, maximum = 500)]
     limit: Option<usize>,
 }
 
@@ -67,7 +69,7 @@ pub struct RunList {
     params(ListQuery),
     responses(
         (status = 200, description = "Recorded runs, newest first", body = RunList),
-        (status = 400, description = "A malformed query (`limit` not a number)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "A malformed query (`limit` not a number from 0 to 500)", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or wrong bearer token", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "The server keeps no run records (no --records)", body = Problem, content_type = "application/problem+json"),
     ),
@@ -84,7 +86,10 @@ pub async fn list(
     let Some(dir) = records_dir(&app) else {
         return no_records().into_response();
     };
-    let limit = query.limit.unwrap_or(100).min(MAX_LIST);
+    let limit = query.limit.unwrap_or(100);
+    if limit > MAX_LIST {
+        return Problem::malformed(format!("limit {limit}: at most {MAX_LIST}")).into_response();
+    }
     let listed = tokio::task::spawn_blocking(move || summaries(&dir, query.status, limit)).await;
     match listed {
         Ok(Ok(list)) => Json(list).into_response(),
@@ -162,7 +167,7 @@ pub async fn show(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>) -
     path = "/v1/runs/{name}/attempts/{attempt}/{artifact}",
     params(
         ("name" = String, Path, description = "The run's name"),
-        ("attempt" = usize, Path, description = "1-based attempt number"),
+        ("attempt" = u32, Path, minimum = 1, maximum = 1000, description = "1-based attempt number"),
         ("artifact" = String, Path, description = "The artifact's file name, as the record lists it"),
     ),
     responses(
@@ -259,8 +264,18 @@ pub async fn replay(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>)
         )
         .into_response();
     }
-    let replayed =
-        tokio::task::spawn_blocking(move || record::replay_on(&executor, &dir, &record)).await;
+    // Each attempt runs through the job service, as a replay: not counted as a job of
+    // the server, not recorded again.
+    let service = app.service.clone();
+    let replayed = tokio::task::spawn_blocking(move || {
+        record::replay_on_with(&executor, &dir, &record, |executor, job| {
+            let request = service::Request::new(job, Door::Replay, name.as_str());
+            service
+                .run_blocking(executor, request)
+                .map(|done| done.outcome)
+        })
+    })
+    .await;
     match replayed {
         Ok(Ok(replay)) => Json(ReplayAnswer {
             identical: replay.identical(),
@@ -305,7 +320,7 @@ async fn find(app: &App, name: &str) -> Result<(PathBuf, RunRecord), Problem> {
 }
 
 fn records_dir(app: &App) -> Option<PathBuf> {
-    app.recorder.as_ref().map(|r| r.dir().to_path_buf())
+    app.service.recorder().map(|r| r.dir().to_path_buf())
 }
 
 fn file_name(path: &Path) -> String {

@@ -13,17 +13,8 @@ use tokio::sync::Notify;
 use super::metrics::Metrics;
 use super::problem::Problem;
 use super::queue::Queue;
-
-/// The server-side maxima a request's own limits must stay within.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Longest per-job deadline (also the default).
-    pub max_timeout: Duration,
-    /// Highest per-job memory ceiling in MiB (also the default).
-    pub max_memory_mib: u64,
-    /// Largest request body in bytes.
-    pub max_body: usize,
-}
+use super::request::Limits;
+use crate::service::{Observer, Service};
 
 /// The state behind every route.
 pub struct App {
@@ -33,10 +24,10 @@ pub struct App {
     pub policy: gate::Policy,
     /// Request limits.
     pub limits: Limits,
-    /// Where run records go, if anywhere.
-    pub recorder: Option<Recorder>,
-    /// Counters and histograms.
-    pub metrics: Metrics,
+    /// Runs every job (HTTP, queue, replay) and writes its record when records are on.
+    pub service: Service,
+    /// Counters and histograms (the service's observer).
+    pub metrics: Arc<Metrics>,
     /// The job queue, in queue mode.
     pub queue: Option<Arc<Queue>>,
     draining: AtomicBool,
@@ -54,13 +45,14 @@ impl App {
         queue: Option<Arc<Queue>>,
     ) -> App {
         let executor = Arc::new(OnceLock::new());
+        let metrics = Arc::new(Metrics::new(Arc::clone(&executor)));
         App {
             queue,
-            metrics: Metrics::new(Arc::clone(&executor)),
+            service: Service::new(recorder, Arc::clone(&metrics) as Arc<dyn Observer>),
+            metrics,
             executor,
             policy,
             limits,
-            recorder,
             draining: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             idle: Notify::new(),

@@ -8,13 +8,14 @@ import { EditorView, basicSetup } from "codemirror";
 import { call, ApiError } from "./api";
 import { bytes, h, replace } from "./dom";
 import { embeddedImages, reportView } from "./report";
+import { checkedTables } from "./table";
 import type { Report, Violation } from "./types";
 
 const STARTER = `import numpy as np
 import matplotlib.pyplot as plt
 
 x = np.linspace(0, 2 * np.pi, 200)
-fig, ax = plt.subplots(figsize=(6, 3.5))
+fig, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
 ax.plot(x, np.sin(x), label="sin")
 ax.plot(x, np.cos(x), label="cos")
 ax.set_title("Two waves")
@@ -23,6 +24,23 @@ ax.set_ylabel("value")
 ax.legend()
 fig.savefig(OUT)
 `;
+
+/**
+ * Typing over a selection goes through the editor, not the browser's own editing: over
+ * a selection that spans highlighted tokens (after Ctrl+A, say) Chromium keeps the
+ * removed text's look by inserting a span with an inline `style` attribute, which the
+ * page's Content-Security-Policy refuses (issue 36).
+ */
+const typedOverSelection = EditorView.domEventHandlers({
+  beforeinput(event, view) {
+    const typed = event.inputType === "insertText" || event.inputType === "insertReplacementText";
+    if (!typed || view.state.selection.main.empty || view.composing) return false;
+    event.preventDefault();
+    const text = event.data ?? event.dataTransfer?.getData("text/plain") ?? "";
+    view.dispatch(view.state.replaceSelection(text), { userEvent: "input.type", scrollIntoView: true });
+    return true;
+  },
+});
 
 /** Milliseconds of quiet typing before the gate checks the code. */
 const CHECK_DELAY_MS = 400;
@@ -43,6 +61,15 @@ function build() {
   const result = h("div", { id: "result" });
   const fileList = h("ul", { id: "files", class: "files" });
   const timeout = h("input", { id: "timeout", type: "number", min: "0.1", step: "0.1", value: "10" });
+  // A table job's declaration (options.expect): the files it must write and the checks
+  // on its tables, in the JSON form every door takes. Empty: a figure job as before.
+  const expect = h("textarea", {
+    id: "expect",
+    rows: 6,
+    spellcheck: "false",
+    placeholder: '{"version": 1, "artifacts": ["result.csv"],\n "tables": [{"artifact": "result.csv", "required_columns": ["dept", "cost"]}]}',
+  });
+  const checksPanel = h("details", { id: "checks-panel", class: "checks-panel" }, h("summary", {}, "Checks (a table job's declaration, JSON)"), expect);
   const runButton = h("button", { id: "run", type: "button", class: "primary" }, "Run");
   const picker = h("input", { id: "file-input", type: "file", multiple: true });
   const drop = h("div", { id: "drop", class: "drop" }, "Drop input files here, or ", picker);
@@ -81,7 +108,15 @@ function build() {
 
   const editor = new EditorView({
     doc: STARTER,
-    extensions: [basicSetup, python(), lintGutter(), gate, EditorView.lineWrapping, EditorView.cspNonce.of(styleNonce())],
+    extensions: [
+      basicSetup,
+      python(),
+      lintGutter(),
+      gate,
+      EditorView.lineWrapping,
+      EditorView.cspNonce.of(styleNonce()),
+      typedOverSelection,
+    ],
   });
 
   const renderFiles = () => {
@@ -120,13 +155,19 @@ function build() {
       const inputs: Record<string, string> = {};
       for (const f of files.values()) inputs[f.name] = await base64(f);
       const seconds = Number(timeout.value);
-      const options = Number.isFinite(seconds) && seconds > 0 ? { timeout_ms: Math.round(seconds * 1000) } : {};
+      const options: Record<string, unknown> = Number.isFinite(seconds) && seconds > 0 ? { timeout_ms: Math.round(seconds * 1000) } : {};
+      const declared = declaration(expect.value);
+      if (declared instanceof Error) {
+        replace(result, h("p", { class: "error", id: "request-error" }, declared.message));
+        return;
+      }
+      if (declared !== null) options.expect = declared;
       const report = await call<Report>("POST", "/v1/jobs", {
         code: editor.state.doc.toString(),
         inputs,
         options,
       });
-      replace(result, reportView(report, embeddedImages(report)));
+      replace(result, reportView(report, embeddedImages(report), declared === null ? [] : declaredTables(declared)));
       showViolations(report.violations);
       editor.dispatch(setDiagnostics(editor.state, diagnostics(editor, report.violations)));
     } catch (e) {
@@ -146,14 +187,36 @@ function build() {
       h("div", { class: "toolbar" }, runButton, h("label", {}, "Timeout (s) ", timeout), gateNote),
       h("div", { id: "editor" }, editor.dom),
       violations,
+      checksPanel,
       drop,
       fileList,
-      h("p", { class: "muted" }, "The code reads inputs with srcpath('name') and saves its figure to OUT."),
+      h("p", { class: "muted" }, "The code reads inputs with srcpath('name') and saves its figure to OUT; a table job writes the files its Checks declare."),
     ),
     h("div", { class: "right" }, result),
   );
   const recheck = () => void check(editor).then((found) => editor.dispatch(setDiagnostics(editor.state, found)));
   return { root, recheck };
+}
+
+/** The declaration typed under Checks: `null` when empty, an error when it is not a JSON
+ *  object (the server says what else is wrong with it). */
+function declaration(text: string): Record<string, unknown> | null | Error {
+  if (text.trim() === "") return null;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+    return new Error("Checks: the declaration is a JSON object ({\"version\": 1, ...})");
+  } catch (e) {
+    return new Error(`Checks: not JSON: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** The tables a declaration checks, in the order their checks run. */
+function declaredTables(declared: Record<string, unknown>): string[] {
+  const tables = Array.isArray(declared.tables) ? declared.tables : [];
+  return checkedTables(
+    tables.flatMap((t) => (typeof t === "object" && t !== null && typeof t.artifact === "string" ? [`table:${t.artifact}`] : [])),
+  );
 }
 
 /** The nonce the server put in this answer's CSP for the editor's generated stylesheet. */

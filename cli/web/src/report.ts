@@ -1,21 +1,44 @@
-// How a report reads on the page: status, figures, the figure summary, the feedback
-// exactly as a model gets it, stdout, timings and the traceback. Used by the
-// playground (a fresh report) and the run browser (a recorded attempt's).
+// How a report reads on the page: status, figures and tables (with the table checks'
+// verdicts), the figure summary, the feedback exactly as a model gets it, stdout, timings
+// and the traceback. Used by the playground (a fresh report) and the run browser (a
+// recorded attempt's).
 
 import { badge, bytes, h, ms } from "./dom";
+import { failedTable, tableArtifactView, verdictFor, verdictView } from "./table";
 import type { ArtifactReport, Report } from "./types";
 
-/** The sections of a report; `images` supplies each artifact's displayable URL. Classes,
- *  not ids: the run browser shows one report per attempt. */
-export function reportView(report: Report, images: Map<string, string>): HTMLElement {
+/** The sections of a report; `images` supplies each artifact's displayable URL, `checked`
+ *  the table artifacts the job checks, in the order the checks run (a failed table check
+ *  is read from the report itself). Classes, not ids: the run browser shows one report
+ *  per attempt. */
+export function reportView(report: Report, images: Map<string, string>, checked: string[] = []): HTMLElement {
   const artifacts = report.artifacts ?? [];
   const t = report.timings_ms;
+  // Checked tables the report has no artifact for (a failed run returns none): their
+  // verdicts stand on their own.
+  const failed = failedTable(report);
+  const unshown = [...checked, ...(failed !== null && !checked.includes(failed) ? [failed] : [])].filter(
+    (name) => !artifacts.some((a) => a.name === name && a.table),
+  );
+  const verdicts = unshown.flatMap((name) => {
+    const v = verdictFor(report, name, checked);
+    return v ? [verdictView(name, v, true)] : [];
+  });
   const ran = report.stdout !== undefined;
   return h(
     "div",
     { class: "report" },
     h("div", { class: "status-line" }, "Status ", h("span", { class: "status" }, badge(report.status))),
-    artifacts.length > 0 ? h("section", { class: "figures" }, ...artifacts.map((a) => artifactView(a, images.get(a.name)))) : null,
+    artifacts.length > 0
+      ? h(
+          "section",
+          { class: "figures" },
+          ...artifacts.map((a) =>
+            a.table ? tableArtifactView({ ...a, table: a.table }, verdictFor(report, a.name, checked)) : artifactView(a, images.get(a.name)),
+          ),
+        )
+      : null,
+    verdicts.length > 0 ? h("section", { class: "checks" }, h("h3", {}, "Table checks"), ...verdicts) : null,
     report.description
       ? h("section", {}, h("h3", {}, "Figure summary"), h("pre", { class: "figure-summary" }, report.description))
       : null,

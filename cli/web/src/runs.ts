@@ -6,6 +6,7 @@ import { blobUrl, call } from "./api";
 import { lineDiff } from "./diff";
 import { badge, bytes, h, replace } from "./dom";
 import { reportView } from "./report";
+import { checkedTables } from "./table";
 import type { AttemptRecord, ReplayAnswer, RunList, RunRecord } from "./types";
 
 const STATUSES = ["", "ok", "rejected", "bad_input", "python_error", "timeout", "memory_exceeded", "crashed", "protocol_violation", "invalid_output", "scratch_full", "cancelled"];
@@ -100,11 +101,12 @@ function detail(name: string, record: RunRecord): Node[] {
     record.task ? h("p", {}, "Task: ", record.task) : null,
     h("div", { class: "toolbar" }, replayButton),
     replayResult,
-    ...record.attempts.map((a, i) => attemptView(name, a, i, record.attempts[i - 1])),
+    ...record.attempts.map((a, i) => attemptView(name, a, i, checkedTables(record.validators), record.attempts[i - 1])),
   ].filter((n): n is HTMLElement => n !== null);
 }
 
-function attemptView(run: string, attempt: AttemptRecord, index: number, previous?: AttemptRecord): HTMLElement {
+/** One attempt; `checked` are the table artifacts the run's checks read. */
+function attemptView(run: string, attempt: AttemptRecord, index: number, checked: string[], previous?: AttemptRecord): HTMLElement {
   const images = new Map<string, string>();
   const report = h("div", {});
   const section = h(
@@ -125,7 +127,7 @@ function attemptView(run: string, attempt: AttemptRecord, index: number, previou
       }),
   )
     .catch(() => {})
-    .finally(() => replace(report, reportView(attempt.outcome, images)));
+    .finally(() => replace(report, reportView(attempt.outcome, images, checked)));
   return section;
 }
 

@@ -10,12 +10,30 @@ export interface Violation {
   hint: string;
 }
 
+/** What a table artifact (CSV, xlsx) holds, read by the server: its shape, each column's
+ *  kind, its first rows (cells as text, long ones already cut). The file's data: shown as
+ *  text, never as markup. */
+export interface TablePreview {
+  /** The sheet previewed (workbooks: the first). */
+  sheet?: string;
+  /** Every sheet of the workbook, in order. */
+  sheets?: string[];
+  /** Data rows, the header not counted. */
+  rows: number;
+  /** Every column (more than `columns` lists when the table is wide). */
+  column_count: number;
+  columns: { name: string; kind: string }[];
+  /** The first rows, each cell as text. */
+  head: string[][];
+}
+
 export interface ArtifactReport {
   name: string;
   media_type: string;
   bytes: number;
   sha256: string;
   data_base64?: string;
+  table?: TablePreview;
 }
 
 export interface Timings {
@@ -35,6 +53,8 @@ export interface ErrorReport {
   line?: number | null;
   traceback?: string | null;
   hint?: string | null;
+  /** invalid_output: the check that failed (`missing`, `blank`, `table:<artifact>`, ...). */
+  check?: string | null;
 }
 
 /** A report; a run's fields (artifacts, stdout, timings, ...) are at its top level. */
@@ -88,6 +108,8 @@ export interface RunRecord {
   task?: string | null;
   timeout_ms: number;
   memory_bytes: number;
+  /** Ids of the job's checks over its artifacts; a table check is `table:<artifact>`. */
+  validators?: string[];
   inputs: { name: string; bytes: number; sha256: string }[];
   attempts: AttemptRecord[];
 }

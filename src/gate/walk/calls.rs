@@ -151,7 +151,10 @@ impl Walker<'_> {
                     "allow_pickle" | "usetex" if !is_falsy_const(&k.value) => self.report(
                         Rule::BannedKeyword,
                         k.range,
-                        format!("{a} enabled: {}", crate::gate::policy::keyword_reason(a)),
+                        format!(
+                            "{a} enabled: {}",
+                            crate::gate::policy::names::keyword_reason(a)
+                        ),
                         format!("remove {a}="),
                     ),
                     "backend" => {

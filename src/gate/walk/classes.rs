@@ -4,7 +4,7 @@
 //!
 //! A run-time guard that asks a name about itself (`name.startswith('_')`, `'..' in
 //! path`, `name == '__future__'`) is answered by the name's own class. The curated
-//! runtime no longer asks (it judges exact copies, see python/prelude.py), and this rule
+//! runtime no longer asks (it judges exact copies, see python/prelude/), and this rule
 //! is the layer before it: no plotting or table code needs a string that decides what
 //! it answers, so a string class may hold constant members only (the `class
 //! Color(str, Enum): RED = 'red'` idiom), and everything that would give it a method is

@@ -3,6 +3,19 @@
 
 use super::*;
 
+/// `from __future__ import` names that are compiler directives.
+const FUTURE_FEATURES: &[&str] = &[
+    "annotations",
+    "division",
+    "absolute_import",
+    "print_function",
+    "unicode_literals",
+    "generators",
+    "nested_scopes",
+    "with_statement",
+    "generator_stop",
+];
+
 impl Walker<'_> {
     /// Checks a dotted module path; returns the normalised path.
     pub(super) fn module_path(&mut self, raw: &str, range: TextRange) -> String {
@@ -24,7 +37,7 @@ impl Walker<'_> {
                 Rule::ImportNotAllowed,
                 range,
                 format!("import of {top}: {why}"),
-                crate::gate::policy::import_alternative(top),
+                crate::gate::policy::modules::import_alternative(top),
             );
             return path;
         }
@@ -67,7 +80,11 @@ impl Walker<'_> {
                 }
                 None => {
                     let top = path.split('.').next().unwrap_or("").to_string();
-                    self.bind_name(&top, al.range, ctx);
+                    if self.is_module_view(&top) {
+                        self.bind_module_view(&top, ctx);
+                    } else {
+                        self.bind_name(&top, al.range, ctx);
+                    }
                     self.aliases.insert(top.clone(), top);
                 }
             }

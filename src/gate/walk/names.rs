@@ -103,6 +103,9 @@ impl Walker<'_> {
     pub(super) fn load_name(&mut self, raw: &str, range: TextRange, ctx: Ctx) {
         let n = normalize::ident(raw);
         let n = n.as_ref();
+        if ctx.has(F_VIEW_MEMBER) && self.is_module_view(n) {
+            return; // `os.path`, `pathlib.Path`: the member is judged with the chain
+        }
         let banned =
             self.policy.banned_builtins.contains(n) || self.policy.banned_names.contains(n);
         if banned && ctx.scope != 0 && !strings::is_dunder(n) {
@@ -167,6 +170,22 @@ impl Walker<'_> {
         }
     }
 
+    /// Whether `n` is a banned name the policy lets a job import as a view of reviewed
+    /// members (`os`, whose view holds `path` only; `pathlib`, whose view holds `Path`).
+    pub(super) fn is_module_view(&self, n: &str) -> bool {
+        self.policy.banned_names.contains(n)
+            && self.policy.allowed_modules.contains(n)
+            && self.policy.module_members.contains_key(n)
+    }
+
+    /// Binds the name `import os` binds: the view of a module whose name is banned. No
+    /// check: the import itself was judged, and every later read of the name is (only
+    /// `os.path` passes).
+    pub(super) fn bind_module_view(&mut self, n: &str, ctx: Ctx) {
+        self.fn_stores.insert((ctx.fn_id, n.to_string()));
+        self.bound.insert(n.to_string());
+    }
+
     /// Reports a read of a banned builtin; whether `n` is one.
     pub(super) fn report_banned_builtin(&mut self, n: &str, range: TextRange) -> bool {
         let banned = self.policy.banned_builtins.contains(n);
@@ -175,7 +194,7 @@ impl Walker<'_> {
                 Rule::BannedBuiltin,
                 range,
                 format!("banned builtin {n}: {}", reason_for(n)),
-                crate::gate::policy::builtin_hint(n),
+                crate::gate::policy::names::builtin_hint(n),
             );
         }
         banned
@@ -217,7 +236,7 @@ impl Walker<'_> {
                 Rule::BannedAttribute,
                 range,
                 format!("banned attribute {a}: {}", reason_for(a)),
-                "this attribute is not available; use the documented public API",
+                crate::gate::policy::names::attribute_hint(a),
             );
             return false;
         }
@@ -259,6 +278,14 @@ impl Walker<'_> {
         let mut child = ctx.plain().with(F_ATTR_INNER);
         if self.checking {
             let a = normalize::ident(attr.as_str()).into_owned();
+            if let Expr::Name(n) = &*value {
+                let base = normalize::ident(n.id.as_str());
+                if self.is_module_view(&base)
+                    && self.policy.module_members[base.as_ref()].contains_key(&a)
+                {
+                    child.flags |= F_VIEW_MEMBER;
+                }
+            }
             // super().__init__(...) and friends: a dunder method of the job's own class
             let super_call = matches!(&*value, Expr::Call(c)
                 if name_of(&c.func).map(normalize::ident).as_deref() == Some("super")
@@ -266,7 +293,10 @@ impl Walker<'_> {
             let allow_dunder = (super_call && self.policy.allowed_dunder_methods.contains(&a))
                 || (matches!(ectx, ExprContext::Load)
                     && self.policy.allowed_dunder_reads.contains(&a));
-            let ok = self.attr_name(&a, range, allow_dunder);
+            // `Path(...).glob('*.csv')`: a reviewed method named like a banned module.
+            let method = matches!(ectx, ExprContext::Load)
+                && crate::gate::policy::names::is_reviewed_method_name(&a);
+            let ok = method || self.attr_name(&a, range, allow_dunder);
             if !matches!(ectx, ExprContext::Load) {
                 self.check_attribute_store(&value, &a, range);
             }

@@ -1,4 +1,4 @@
-# mistake: seaborn used without import (and it is not available)
+# mistake: seaborn used without importing it
 # expect: name 'sns' is not defined
 # expect: seaborn
 # expect: plt.

@@ -1,9 +1,8 @@
 # mistake: importing a plotting library that is not available
-# expect: seaborn
+# expect: plotly
 # expect: matplotlib
 # forbid: use another name
-# fix: import seaborn as sns\nsns.set_theme() => plt.style.use('seaborn-v0_8')
-import seaborn as sns
-sns.set_theme()
-plt.plot([1, 2, 3])
-plt.savefig(OUT)
+# fix: import plotly.express as px\nfig = px.line(y=[1, 2, 3])\nfig.write_image(OUT) => plt.plot([1, 2, 3])\nplt.savefig(OUT)
+import plotly.express as px
+fig = px.line(y=[1, 2, 3])
+fig.write_image(OUT)

@@ -1,11 +1,10 @@
-# mistake: importing the standard library's io, which jobs cannot use
-# expect: io
+# mistake: opening a file with the standard library's io (only its in-memory buffers are available)
+# expect: StringIO
 # forbid: from scipy import io
 # forbid: use another name
-# fix: import io => import math
-# fix: buf = io.StringIO(text) => buf = text.splitlines()
+# fix: io.open(srcpath('sales.csv')).read() => pd.read_csv(srcpath('sales.csv')).to_csv()
 import io
-text = 'a,b\n1,2\n3,4\n'
+text = io.open(srcpath('sales.csv')).read()
 buf = io.StringIO(text)
 plt.plot([1, 2])
 plt.savefig(OUT)

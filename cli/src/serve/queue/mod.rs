@@ -14,10 +14,10 @@
 //! Delivery is at least once; answers are exactly once per job id (`SET NX`). A consumer
 //! acknowledges (`XACK`, then `XDEL`) only after the result is written.
 //!
-//! Modules: [`consumer`] (reading, claiming, running, dead letters) and [`results`]
-//! (writing once, waiting).
+//! This folder is the wire: the stream's names and settings, the connection and the
+//! results ([`results`]: writing once, waiting). The consumer that reads the stream and
+//! runs its jobs through the job service is the queue's door, `serve::consumer`.
 
-mod consumer;
 mod results;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,7 +26,6 @@ use std::time::Duration;
 use clap::Args;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
-pub use consumer::consume;
 pub use results::{announcements, Results};
 
 /// The queue options of `pyward serve`.

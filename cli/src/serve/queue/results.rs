@@ -40,6 +40,51 @@ impl Results {
         format!("{}:done:{id}", self.prefix)
     }
 
+    /// The key that says job `id` was enqueued (kept as long as a result).
+    fn marker(&self, id: &str) -> String {
+        format!("{}:job:{id}", self.prefix)
+    }
+
+    /// Notes that job `id` was enqueued, for `result_ttl` seconds: `GET /v1/jobs/{id}`
+    /// then answers 202 while it waits, and 404 for an id never enqueued. Set by
+    /// `POST /v1/jobs?queue=1` and by the consumer that reads the job (a direct `XADD`).
+    pub async fn mark(&self, queue: &Queue, id: &str) -> redis::RedisResult<()> {
+        let mut conn = queue.conn.clone();
+        redis::cmd("SET")
+            .arg(self.marker(id))
+            .arg(1)
+            .arg("EX")
+            .arg(queue.result_ttl)
+            .query_async(&mut conn)
+            .await
+    }
+
+    /// Whether job `id` is known: answered, marked, or (a direct `XADD` no consumer has
+    /// read yet) an entry of the stream.
+    pub async fn known(&self, queue: &Queue, id: &str) -> redis::RedisResult<bool> {
+        let mut conn = queue.conn.clone();
+        let marked: i64 = redis::cmd("EXISTS")
+            .arg(self.key(id))
+            .arg(self.marker(id))
+            .query_async(&mut conn)
+            .await?;
+        if marked > 0 {
+            return Ok(true);
+        }
+        if !is_entry_id(id) {
+            return Ok(false);
+        }
+        let entries: Vec<redis::Value> = redis::cmd("XRANGE")
+            .arg(&queue.stream)
+            .arg(id)
+            .arg(id)
+            .arg("COUNT")
+            .arg(1)
+            .query_async(&mut conn)
+            .await?;
+        Ok(!entries.is_empty())
+    }
+
     /// Writes `report` as the answer of job `id` unless one is there; `true` when this
     /// call wrote it. Retries until Redis answers: an answer is never dropped.
     ///
@@ -128,6 +173,13 @@ impl Results {
             notify.notify_waiters();
         }
     }
+}
+
+/// Whether `id` has the shape of a stream entry id (`<ms>-<seq>`).
+fn is_entry_id(id: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit());
+    id.split_once('-')
+        .is_some_and(|(ms, seq)| digits(ms) && digits(seq))
 }
 
 /// A waiter's entry in the map, removed when its last waiter leaves.

@@ -1,0 +1,155 @@
+"""Paths as the job names them: `_plain_path` (the exact text of a path argument, or None
+for a path-like no guard may call), the input helpers (`srcpath`, `listdir`,
+`walkfiles`), `/mnt/data` as the job's folder, and the job's view of `os.path`.
+
+One namespace with the other files of the prelude, which the worker runs in the order
+of src/worker/modules.rs.
+"""
+
+import os
+import pathlib
+import posixpath
+
+
+# pathlib's own concrete classes, exactly (not subclasses): their `__fspath__` is
+# pathlib's code, run once by `_plain_path`, whose result is copied again.
+_PATHLIB_TYPES = (pathlib.PurePosixPath, pathlib.PosixPath)
+
+
+def _plain_path(value):
+    """The text of a path argument as an exact `str` or `bytes`, or None when it is no
+    path a guard accepts: `str` and `bytes` (subclasses copied), the job's `Path` (the
+    reviewed `_JobPath`, by exact type: its text read through the slot, no method
+    called), and paths of pathlib's own classes. Any other `os.PathLike`, a subclass of
+    `Path` included, would run the job's `__fspath__`, whose answer may differ between
+    the guard's call and the library's: refused (None), never called."""
+    text = _exact_str(value)
+    if text is None:
+        text = _exact_bytes(value)
+    if text is None and type(value) is _JobPath:
+        text = _exact_str(_PATH_TEXT(value))
+    if text is None and type(value) in _PATHLIB_TYPES:
+        text = _exact_str(os.fspath(value))
+    return text
+
+
+# --- reading inputs ---------------------------------------------------------------------
+
+def _inside_src(rel, what):
+    """The real path of `rel` inside SRC, judged on the exact copy of `rel` (a `str`
+    subclass's `__contains__`, `split` or `startswith` would otherwise judge itself)."""
+    rel = _exact_str(rel)
+    if rel is None or '\x00' in rel:
+        raise ValueError(f"{what}: expected a file name relative to SRC, such as 'data.csv'")
+    parts = rel.replace('\\', '/').split('/')
+    if os.path.isabs(rel) or '..' in parts:
+        raise PermissionError(f"{what}: {rel!r} leaves SRC; use a name relative to SRC such as 'data.csv'")
+    path = os.path.realpath(os.path.join(_SRC_REAL, rel))
+    if path != _SRC_REAL and not path.startswith(_SRC_REAL + os.sep):
+        raise PermissionError(f"{what}: {rel!r} leaves SRC")
+    return path
+
+
+def srcpath(name):
+    """Absolute path of the input file `name` (relative to SRC); refuses to leave SRC."""
+    path = _inside_src(name, 'srcpath')
+    name = _exact_str(name)  # a str: _inside_src refused anything else
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no input named {name!r}; the inputs are: {walkfiles()}")
+    return path
+
+
+def listdir(sub=''):
+    """Sorted names in SRC (or in the subdirectory `sub` of SRC). `sub` is judged as
+    its exact copy: its own `__bool__` or `__len__` does not decide what is listed."""
+    text = '' if sub is None else _exact_str(sub)
+    return sorted(os.listdir(_inside_src(sub, 'listdir') if text != '' else _SRC_REAL))
+
+
+def walkfiles():
+    """Sorted relative paths of every input file below SRC."""
+    found = []
+    for root, dirs, files in os.walk(_SRC_REAL):
+        dirs.sort()
+        rel = os.path.relpath(root, _SRC_REAL)
+        for f in files:
+            found.append(f if rel == '.' else os.path.join(rel, f))
+    return sorted(found)
+
+
+# --- os.path for jobs -------------------------------------------------------------------
+#
+# `import os` gives a view holding `path` only; `os.path` is a view of posixpath holding
+# the members the policy lists (src/gate/policy.rs, MODULE_MEMBERS): posixpath's own
+# string helpers, which touch no file, and `exists`/`isfile`, answered against the job's
+# inputs and never against the host. A path is judged as its exact copy (`_plain_path`).
+
+_MNT_DATA = '/mnt/data'
+
+
+def _inside_inputs(path):
+    """The real path inside SRC (an input file, or a folder of them) that `path` names,
+    or None. A relative name, or one below `/mnt/data/` (the inputs' folder as models
+    know it), that stays inside SRC once symlinks are resolved; an absolute path
+    elsewhere and any '..' are None without being looked at."""
+    text = _plain_path(path)
+    if text is None:
+        return None
+    if type(text) is bytes:
+        text = os.fsdecode(text)
+    if not text or '\x00' in text:
+        return None
+    if text in (_MNT_DATA, _MNT_DATA + '/'):
+        return _SRC_REAL
+    if text.startswith(_MNT_DATA + '/'):
+        text = text[len(_MNT_DATA) + 1:]
+    parts = text.replace('\\', '/').split('/')
+    if os.path.isabs(text) or '..' in parts:
+        return None
+    real = os.path.realpath(os.path.join(_SRC_REAL, text))
+    if real != _SRC_REAL and not real.startswith(_SRC_REAL + os.sep):
+        return None
+    return real if os.path.exists(real) else None
+
+
+def _input_for(path):
+    """The real path of the input file `path` names ('x.csv', 'sub/x.csv',
+    '/mnt/data/x.csv'), or None when it names no input file (see `_inside_inputs`)."""
+    real = _inside_inputs(path)
+    return real if real is not None and os.path.isfile(real) else None
+
+
+def _path_exists(path):
+    """`os.path.exists` for jobs: whether `path` names one of the job's inputs (a file,
+    or a folder of them). Anything else is False and never looked at."""
+    return _inside_inputs(path) is not None
+
+
+def _path_isfile(path):
+    """`os.path.isfile` for jobs: whether `path` names one of the job's input files.
+    Anything else is False and never looked at."""
+    return _input_for(path) is not None
+
+
+_path_exists.__name__ = _path_exists.__qualname__ = 'exists'
+_path_isfile.__name__ = _path_isfile.__qualname__ = 'isfile'
+
+# posixpath's functions that only compute on their arguments (no file system call).
+_PURE_PATH_FUNCTIONS = ('join', 'basename', 'dirname', 'splitext', 'split', 'normpath', 'isabs')
+_STAND_INS = {}  # dotted name -> the view an import of it gives (`os.path`)
+
+
+def _install_os_path():
+    """At warm-up: the job's `os.path`, when the policy lets jobs import it."""
+    members = _RULES['module_members'].get('os.path')
+    if members is None or 'path' not in _RULES['module_members'].get('os', ()):
+        return
+    for name in _PURE_PATH_FUNCTIONS:
+        _MEMBER_WRAPPERS[('posixpath', name)] = getattr(posixpath, name)
+    _MEMBER_WRAPPERS[('posixpath', 'exists')] = _path_exists
+    _MEMBER_WRAPPERS[('posixpath', 'isfile')] = _path_isfile
+    # Any other member a policy lists meets the view's ordinary checks: a posixpath
+    # function is a capability there, and refused.
+    view = _ModuleProxy(posixpath, members)
+    _MEMBER_WRAPPERS[('os', 'path')] = view
+    _STAND_INS['os.path'] = view

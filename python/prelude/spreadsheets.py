@@ -1,0 +1,131 @@
+"""Spreadsheets: openpyxl's `load_workbook` as a job gets it, workbooks saved without the
+clock in their bytes, and the warm-up that writes and reads a workbook in the template
+so that a job's first spreadsheet is warm.
+
+One namespace with the other files of the prelude, which the worker runs in the order
+of src/worker/modules.rs.
+"""
+
+import io
+import os
+
+
+# --- spreadsheets -----------------------------------------------------------------------
+#
+# pandas reads and writes .xlsx with openpyxl. With defusedxml installed (pinned beside it)
+# openpyxl parses every XML part of a workbook through defusedxml's `fromstring` and
+# `iterparse`, which refuse entity declarations (billion laughs) and external entities;
+# warm-up proves that this is the parser openpyxl holds and fails otherwise. A job's
+# `openpyxl.load_workbook` reads only what the job's `open` reads (its inputs, its own
+# outputs, tmp/), never keeps a workbook's macros (`keep_vba`) or external links.
+
+def _load_workbook(filename, read_only=False, keep_vba=False, data_only=False,
+                   keep_links=True, rich_text=False):
+    """`openpyxl.load_workbook` for jobs: a path is opened by the job's own `open`, so
+    it is judged as any read of the job's is (its inputs, its own outputs, tmp/); a file
+    object must be an exact BytesIO or a file the job opened. Macros (`keep_vba`) and
+    external links are never kept."""
+    import openpyxl
+    text = _plain_path(filename)
+    if type(text) is bytes:
+        text = os.fsdecode(text)
+    if type(text) is str:
+        source = _guarded_open(text, 'rb')
+    elif type(filename) in (io.BytesIO, io.BufferedReader):
+        source = filename
+    else:
+        raise TypeError("load_workbook: pass a file name such as 'source.xlsx' (or io.BytesIO)")
+    workbook = openpyxl.load_workbook(source, read_only=bool(read_only), keep_vba=False,
+                                      data_only=bool(data_only), keep_links=False,
+                                      rich_text=bool(rich_text))
+    if source is not filename and not read_only:
+        source.close()
+    return workbook
+
+
+_MEMBER_WRAPPERS[('openpyxl', 'load_workbook')] = _load_workbook
+
+
+# A workbook's bytes depend on the clock twice: openpyxl stamps its document properties
+# (created at `Workbook()`, modified at save) and zipfile stamps every entry. pyward
+# writes workbooks as it renders figures, reproducibly: the same code on the same inputs
+# writes the same bytes (a replay compares them), created and modified 1980-01-01, the
+# zip format's first day.
+_WORKBOOK_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def _reproducible_save_workbook(workbook, filename):
+    """openpyxl's `save_workbook` (openpyxl/writer/excel.py) with the clock left out."""
+    import datetime
+    import zipfile
+    from openpyxl.writer.excel import ExcelWriter
+
+    epoch = datetime.datetime(*_WORKBOOK_EPOCH)
+    workbook.properties.created = epoch
+    workbook.properties.modified = epoch
+
+    class _Archive(zipfile.ZipFile):
+        def writestr(self, zinfo_or_arcname, data, compress_type=None, compresslevel=None):
+            if type(zinfo_or_arcname) is str:
+                zinfo_or_arcname = zipfile.ZipInfo(zinfo_or_arcname, date_time=_WORKBOOK_EPOCH)
+                zinfo_or_arcname.compress_type = zipfile.ZIP_DEFLATED
+                zinfo_or_arcname.external_attr = 0o600 << 16
+            return super().writestr(zinfo_or_arcname, data, compress_type, compresslevel)
+
+        def write(self, filename, arcname=None, compress_type=None, compresslevel=None):
+            # Write-only workbooks stage sheets in temporary files: their mtime is the
+            # clock again.
+            with open(filename, 'rb') as staged:
+                data = staged.read()
+            return self.writestr(arcname or filename, data, compress_type, compresslevel)
+
+    archive = _Archive(filename, 'w', zipfile.ZIP_DEFLATED, allowZip64=True)
+    ExcelWriter(workbook, archive).save()
+    return True
+
+
+def _install_reproducible_workbooks():
+    """At warm-up: every openpyxl save (pandas' `to_excel`, `ExcelWriter`, `wb.save`)
+    goes through `_reproducible_save_workbook`."""
+    import openpyxl.workbook.workbook as workbook_module
+    import openpyxl.writer.excel as excel
+
+    excel.save_workbook = _reproducible_save_workbook
+    workbook_module.save_workbook = _reproducible_save_workbook
+
+
+def _warm_spreadsheets():
+    """At warm-up, in the template: openpyxl imported, its XML parser checked, and one
+    workbook written and read in memory the way jobs do (several sheets, styles,
+    `sheet_name=None`), so that neither the imports nor the first-use caches (mimetypes,
+    zipfile's codecs, pandas' Excel formatters) are paid by a job or added by one."""
+    import openpyxl
+    import openpyxl.xml.functions as xml_functions
+    import defusedxml.ElementTree as defused
+    if not (openpyxl.DEFUSEDXML and xml_functions.iterparse is defused.iterparse
+            and (openpyxl.LXML or xml_functions.fromstring is defused.fromstring)):
+        raise RuntimeError("openpyxl does not parse workbook XML through defusedxml: "
+                           "install python/requirements.txt (defusedxml) and leave "
+                           "OPENPYXL_DEFUSEDXML unset")
+    _install_reproducible_workbooks()
+    import pandas
+    from openpyxl.styles import Alignment, Font, PatternFill
+    from openpyxl.utils import get_column_letter
+    frame = pandas.DataFrame({'部门': ['研发', 'Sales'], 'amount': [1.5, -2.25]})
+    buffer = io.BytesIO()
+    with pandas.ExcelWriter(buffer, engine='openpyxl') as writer:
+        frame.to_excel(writer, sheet_name='one', index=False)
+        frame.to_excel(writer, sheet_name='two')
+        sheet = writer.sheets['one']
+        for cell in sheet[1]:
+            cell.font = Font(bold=True)
+            cell.alignment = Alignment(horizontal='center')
+            cell.fill = PatternFill('solid', start_color='DDDDDD')
+        sheet.column_dimensions[get_column_letter(2)].width = 12
+        sheet['B2'].number_format = '#,##0.00'
+    buffer.seek(0)
+    pandas.read_excel(buffer, sheet_name=None)
+    buffer.seek(0)
+    pandas.read_excel(buffer, sheet_name='two', index_col=0)
+    buffer.seek(0)
+    openpyxl.load_workbook(buffer).active['A1'].value

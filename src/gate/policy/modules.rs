@@ -1,0 +1,403 @@
+//! The import allowlist: the top-level packages a job may import, the submodules denied
+//! below them, the modules a job sees only as views of reviewed members, the names every
+//! job finds in its globals, the modules whose objects carry file, process or import
+//! access at run time, and what to suggest instead of a module that is not importable.
+//!
+//! Widening the import allowlist is a reviewed act. What each default module brings:
+//!
+//! | module | capability it brings | dangerous parts (banned by name) |
+//! | --- | --- | --- |
+//! | numpy | arrays, maths, file readers | `ctypeslib`, `f2py`, `testing`, `distutils`, `lib.format`, `lib._datasource`, `DataSource`, `memmap`, `as_strided`, `load(allow_pickle=True)` |
+//! | scipy | signal, stats, optimize, io.loadmat | `scipy._lib` (private), `LowLevelCallable` (ctypes), `scipy.datasets` (downloads) |
+//! | matplotlib | figures | `matplotlib.cbook` except reviewed members ([`MODULE_MEMBERS`]), `matplotlib.os/.sys/.subprocess` attributes, `testing`, `animation` (writers spawn programs), `texmanager`/`dviread` (spawn TeX), rcParams writer paths, `text.usetex`, style files from paths, backends |
+//! | mpl_toolkits | axes helpers (`axes_grid1`, `mplot3d`) | nothing beyond matplotlib |
+//! | pandas | tables | `read_pickle`/`to_pickle`, `read_clipboard` (spawns xclip), `read_html`/`read_xml` (URLs), `read_sql*`, `read_hdf` (unpickles), `pandas.io`, `query`/`eval` strings with `@` or attribute access, `plotting.backend` (imports by name) |
+//! | math, cmath, statistics, decimal, fractions, numbers, bisect, heapq | arithmetic | none |
+//! | json, csv, re, textwrap, string, datetime, time | text, dates | `string.Formatter` (returns objects from format fields), `Formatter.get_field`, `vformat` |
+//! | collections, itertools, functools, operator | containers, helpers | `functools.update_wrapper`/`wraps` (copy `__dict__`, attribute proxies), `operator.attrgetter`/`methodcaller` (take dunder strings) |
+//! | random | random numbers | none (reseeded by the worker after each job) |
+//! | cycler | property cycles (`cycler(color=[...])`), matplotlib's own dependency | none: imports only copy, functools, itertools, operator, typing |
+//! | typing, dataclasses, enum | annotations, records | `typing.get_type_hints` and `ForwardRef` (evaluate string annotations), `dataclasses.make_dataclass` (dynamic classes), `enum.bltns` (the builtins module under a short alias) |
+//! | seaborn | statistical plots over pandas and matplotlib | `load_dataset`, `get_dataset_names`, `get_data_home` (network, cache directories, reads any `data_home`), `dogplot` (network), `seaborn.utils` except reviewed members, `seaborn.external` (appdirs, docscrape: os, sys, inspect, pydoc), `seaborn.widgets` (interactive), `algorithms.bootstrap(func='name')` judged as an attribute at run time |
+//! | colorsys, calendar, pprint | colour conversions, calendars, pretty printing | none: pure functions of their arguments |
+//! | io (members only) | `StringIO`, `BytesIO`: text and bytes in memory | everything else (`open`, `FileIO`, `TextIOWrapper`, ...) |
+//! | pathlib (members only: `Path`, `PurePath`, `PurePosixPath`, `PosixPath`) | paths as models write them (`Path("data") / "x.csv"`), each name pyward's one reviewed path class (python/prelude/pathlib_view.py, `_JobPath`): pure methods on its text; reads and writes through the job's `open` (inputs, artifacts); `exists`/`is_file`/`is_dir`/`stat`/`iterdir`/`glob` answered against the job's files only; `mkdir` a no-op; `resolve`/`absolute` computed with `/mnt/data` as working directory | pathlib's own classes and every other name of pathlib; `unlink`, `rename`, `chmod`, links, `home` and the like refused at run time; `pathlib` stays a banned name outside `import pathlib` and `pathlib.<member>` |
+//! | os (members only: `path`) | `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile` answered against the job's inputs only | every other name of `os` and of `os.path` (`realpath`, `abspath`, `expanduser`, `getsize`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
+//! | openpyxl (members only) | workbooks (`Workbook`, `load_workbook`), cell styles (`openpyxl.styles`: `Font`, `Alignment`, `PatternFill`, `Border`, `Side`, `Color`, `NamedStyle`), `get_column_letter`, `column_index_from_string`, `dataframe_to_rows`; pandas' `read_excel`/`to_excel`/`ExcelWriter` use it. Workbook XML is parsed through defusedxml (entities refused); `load_workbook` reads the job's inputs and outputs only and never keeps macros | every other module of openpyxl (readers, packaging, drawing images from paths, `xml`, `reader.excel`, `writer.excel`), `keep_vba`, external links |
+
+/// What to use instead of a module jobs cannot import: the models' usual reasons to
+/// reach for it, answered with what this environment offers.
+const IMPORT_ALTERNATIVES: &[(&[&str], &str)] = &[
+    (
+        &["os", "glob", "shutil", "fnmatch"],
+        "list the inputs with listdir(), walkfiles() or Path('/mnt/data').glob('*.csv') and read them by name; of os, only os.path's string helpers (join, basename, dirname, splitext, exists, isfile) are available",
+    ),
+    (
+        &["sys"],
+        "not needed: print() writes output, listdir() lists the inputs, srcpath('name') gives a path",
+    ),
+    (
+        &["io", "tempfile"],
+        "read inputs with pd.read_csv(srcpath('name')) or np.loadtxt(srcpath('name')); for text or bytes in memory use io.StringIO or io.BytesIO",
+    ),
+    (
+        &["plotly", "bokeh", "altair", "pygal"],
+        "draw with plt (matplotlib)",
+    ),
+    (
+        &["sklearn", "statsmodels"],
+        "use numpy and scipy: np.polyfit, scipy.stats (linregress, ttest_ind), scipy.optimize.curve_fit, scipy.cluster",
+    ),
+    (
+        &["PIL", "cv2", "imageio", "skimage"],
+        "read images with plt.imread(srcpath('name.png')); process them with numpy and scipy.ndimage",
+    ),
+    (
+        &["requests", "urllib", "http", "socket", "urllib3", "httpx"],
+        "there is no network: the data is in the input files (listdir() lists them)",
+    ),
+    (
+        &["pickle", "joblib", "shelve", "dill"],
+        "read data with pd.read_csv, np.load or loadmat on srcpath('name') (pickles are not loaded)",
+    ),
+    (
+        &["subprocess", "multiprocessing", "threading", "ctypes"],
+        "jobs run single-threaded Python without programs or native code; use numpy for speed",
+    ),
+    (&["tqdm"], "progress bars are not needed: remove it"),
+    (&["torch", "tensorflow", "jax"], "use numpy"),
+];
+
+/// The hint for an import of `top`, a module jobs cannot import.
+pub(crate) fn import_alternative(top: &str) -> String {
+    IMPORT_ALTERNATIVES
+        .iter()
+        .find(|(modules, _)| modules.contains(&top))
+        .map_or_else(
+            || "not available here; the allowed imports are listed below".to_string(),
+            |(_, alternative)| (*alternative).to_string(),
+        )
+}
+
+/// Names every job finds in its globals, with what they stand for: a module, a
+/// `module:member`, or nothing (the prelude's own helpers, and `SRC`/`OUT`). The one
+/// list: the gate reads `pd.x` as `pandas.x`, the supervisor refuses an array that
+/// would shadow a name, and the worker builds each job's globals from it (what warm-up
+/// did not import is imported on first use, as the job's own import would).
+pub(super) const INJECTED: &[(&str, &str)] = &[
+    ("np", "numpy"),
+    ("plt", "matplotlib.pyplot"),
+    ("pd", "pandas"),
+    ("loadmat", "scipy.io:loadmat"),
+    ("SRC", ""),
+    ("OUT", ""),
+    ("srcpath", ""),
+    ("listdir", ""),
+    ("walkfiles", ""),
+];
+
+/// Default import allowlist for figure code (top-level packages).
+pub(super) const FIGURE_MODULES: &[&str] = &[
+    "numpy",
+    "scipy",
+    "matplotlib",
+    "mpl_toolkits",
+    "pandas",
+    "math",
+    "cmath",
+    "statistics",
+    "json",
+    "csv",
+    "datetime",
+    "time",
+    "unicodedata",
+    "stat",
+    "collections",
+    "itertools",
+    "functools",
+    "re",
+    "random",
+    "decimal",
+    "fractions",
+    "textwrap",
+    "string",
+    "typing",
+    "dataclasses",
+    "enum",
+    "numbers",
+    "bisect",
+    "heapq",
+    "operator",
+    "copy",
+    "warnings",
+    "cycler",
+    "seaborn",
+    "colorsys",
+    "calendar",
+    "pprint",
+    // Members only (see MODULE_MEMBERS): in-memory buffers, os.path's string helpers,
+    // and pathlib's Path as the reviewed class.
+    "io",
+    "os",
+    "pathlib",
+    // pyward's own stand-in for the display helper of OpenAI's code interpreter.
+    "ace_tools",
+    // Members only (see MODULE_MEMBERS): workbooks and their styles.
+    "openpyxl",
+];
+
+/// Extra modules for the table profile: calendars and text helpers for table code.
+pub(super) const TABLE_EXTRA_MODULES: &[&str] =
+    &["calendar", "zoneinfo", "unicodedata", "difflib", "pprint"];
+
+/// Dotted submodules denied even under an allowed package (prefix match).
+pub(super) const DENIED_MODULES: &[&str] = &[
+    "numpy.f2py",            // compiles and runs programs; its namespace holds os
+    "numpy.ctypeslib",       // raw memory
+    "numpy.testing",         // subprocess and file helpers
+    "numpy.distutils",       // compilers
+    "numpy.lib.format",      // read_array(allow_pickle), open_memmap
+    "numpy.lib._datasource", // the real open
+    "numpy.lib.npyio",       // DataSource-backed loaders
+    "numpy.core",            // deprecated alias of private numpy._core
+    "numpy._core",
+    "numpy._utils",
+    "scipy._lib",     // a private importlib and os
+    "scipy.datasets", // downloads
+    "scipy.LowLevelCallable",
+    "matplotlib.testing",    // subprocess helpers
+    "matplotlib.animation",  // writers spawn programs
+    "matplotlib.texmanager", // spawns TeX
+    "matplotlib.dviread",    // spawns kpsewhich
+    // Backends that spawn programs (pgf: TeX), serve the web or load GUI toolkits;
+    // backend_pdf (PdfPages), backend_agg and backend_svg stay allowed.
+    "matplotlib.backends.backend_pgf",
+    "matplotlib.backends.backend_ps",
+    "matplotlib.backends.backend_webagg",
+    "matplotlib.backends.backend_webagg_core",
+    "matplotlib.backends.backend_nbagg",
+    "matplotlib.backends.backend_tkagg",
+    "matplotlib.backends.backend_tkcairo",
+    "matplotlib.backends.backend_qt",
+    "matplotlib.backends.backend_qtagg",
+    "matplotlib.backends.backend_qt5agg",
+    "matplotlib.backends.backend_qtcairo",
+    "matplotlib.backends.backend_gtk3agg",
+    "matplotlib.backends.backend_gtk4agg",
+    "matplotlib.backends.backend_wxagg",
+    "matplotlib.backends.backend_macosx",
+    "matplotlib.backends.qt_compat",
+    "matplotlib.sphinxext",
+    "matplotlib.pyplot.matplotlib", // the package again, through pyplot: use it directly
+    "pandas.io",                    // clipboard, pickle, sql, html, pytables, common (os)
+    "pandas.testing",
+    "pandas._testing",
+    "pandas.util",
+    "pandas.compat",
+    "pandas.core.computation", // the eval engine
+    "seaborn.external",        // appdirs (os, cache dirs), docscrape (inspect, pydoc)
+    "seaborn.widgets",         // interactive widgets (ipywidgets)
+];
+
+/// Modules denied as a whole but with reviewed members a job may use: the job gets a
+/// view of the module that holds these names only, never the module. `matplotlib.cbook`
+/// keeps file and subprocess helpers (`_get_data_path`, `open_file_cm`, `to_filehandle`,
+/// `_unmultiplied_rgba8888_to_premultiplied_argb32`'s neighbours...) beside pure helpers
+/// that plotting scripts call.
+///
+/// `io` is the standard library's file layer; jobs get its two in-memory buffers.
+/// `os` is a banned name: `import os` gives a view holding `path` only, and `os.path`
+/// is a view holding the string helpers (`posixpath`'s own functions, which touch no
+/// file) and `exists`/`isfile`, which the worker answers against the job's inputs and
+/// never against the host (python/prelude/job_paths.py, `_input_for`). `pathlib` is a banned name
+/// too: `import pathlib` and `from pathlib import Path` give a view whose four names are
+/// all pyward's reviewed path class, never pathlib's own (the `.glob` method of that class
+/// is why `glob` is allowed as an attribute name: see
+/// [`super::names::METHOD_NAMES_OF_BANNED`]).
+/// `seaborn.utils` keeps the
+/// dataset loaders (network, cache directories), `os`, `inspect` and `urlopen` beside
+/// colour and axes helpers.
+pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "io",
+        &[
+            ("StringIO", "text in memory"),
+            ("BytesIO", "bytes in memory"),
+        ],
+    ),
+    ("os", &[("path", "the view of os.path below")]),
+    (
+        "pathlib",
+        &[
+            ("Path", PATH_CLASS),
+            ("PurePath", PATH_CLASS),
+            ("PurePosixPath", PATH_CLASS),
+            ("PosixPath", PATH_CLASS),
+        ],
+    ),
+    (
+        "openpyxl",
+        &[
+            ("Workbook", "a new workbook in memory; save() writes an artifact"),
+            (
+                "load_workbook",
+                "reads the job's inputs or outputs only; never keeps macros or external links (python/prelude.py)",
+            ),
+            ("styles", "the view of openpyxl.styles below"),
+            ("utils", "the view of openpyxl.utils below"),
+        ],
+    ),
+    (
+        "openpyxl.styles",
+        &[
+            ("Font", "cell style value"),
+            ("Alignment", "cell style value"),
+            ("PatternFill", "cell style value"),
+            ("Border", "cell style value"),
+            ("Side", "cell style value"),
+            ("Color", "cell style value"),
+            ("NamedStyle", "a style registered in the job's own workbook"),
+        ],
+    ),
+    (
+        "openpyxl.utils",
+        &[
+            ("get_column_letter", "pure string helper"),
+            ("column_index_from_string", "pure string helper"),
+            ("dataframe", "the view of openpyxl.utils.dataframe below"),
+        ],
+    ),
+    (
+        "openpyxl.utils.dataframe",
+        &[("dataframe_to_rows", "pure iterator over a DataFrame")],
+    ),
+    (
+        "ace_tools",
+        &[(
+            "display_dataframe_to_user",
+            "pyward's own: the table as a CSV artifact and its head in stdout",
+        )],
+    ),
+    (
+        "os.path",
+        &[
+            ("join", "string helper"),
+            ("basename", "string helper"),
+            ("dirname", "string helper"),
+            ("splitext", "string helper"),
+            ("split", "string helper"),
+            ("normpath", "string helper"),
+            ("isabs", "string helper"),
+            ("sep", "a constant"),
+            (
+                "exists",
+                "answered against the job's inputs only (never a host path)",
+            ),
+            (
+                "isfile",
+                "answered against the job's inputs only (never a host path)",
+            ),
+        ],
+    ),
+    (
+        "seaborn.utils",
+        &[
+            ("despine", "axes helper"),
+            ("move_legend", "legend helper"),
+            ("adjust_legend_subtitles", "legend helper"),
+            ("axlabel", "axes helper (deprecated by seaborn)"),
+            ("axis_ticklabels_overlap", "axes helper"),
+            ("axes_ticklabels_overlap", "axes helper"),
+            ("locator_to_legend_entries", "legend helper"),
+            ("get_color_cycle", "reads rcParams' colour cycle"),
+            ("desaturate", "pure colour helper"),
+            ("saturate", "pure colour helper"),
+            ("set_hls_values", "pure colour helper"),
+            ("relative_luminance", "pure colour helper"),
+            ("ci", "pure statistics helper"),
+            ("ci_to_errsize", "pure statistics helper"),
+            ("remove_na", "pure array helper"),
+            ("to_utf8", "pure string helper"),
+        ],
+    ),
+    (
+    "matplotlib.cbook",
+    &[
+        ("boxplot_stats", "pure statistics for bxp()"),
+        ("violin_stats", "pure statistics for violin()"),
+        ("contiguous_regions", "pure array helper"),
+        ("simple_linear_interpolation", "pure array helper"),
+        ("pts_to_prestep", "pure array helper for step plots"),
+        ("pts_to_poststep", "pure array helper for step plots"),
+        ("pts_to_midstep", "pure array helper for step plots"),
+        ("flatten", "pure iterator helper"),
+        ("index_of", "pure array helper"),
+        ("delete_masked_points", "pure array helper"),
+        ("safe_masked_invalid", "pure array helper"),
+        ("is_math_text", "pure string helper"),
+        ("strip_math", "pure string helper"),
+        ("normalize_kwargs", "pure dict helper"),
+        (
+            "get_sample_data",
+            "reads matplotlib's bundled sample data; the worker refuses any name that resolves outside mpl-data/sample_data",
+        ),
+    ],
+    ),
+];
+
+/// What each name of the `pathlib` view is.
+const PATH_CLASS: &str = "pyward's one reviewed path class (python/prelude.py, _JobPath), never pathlib's own: pure methods on its text, reads and writes through the job's open, questions answered against the job's files only, the rest refused";
+
+/// Modules besides the banned names whose classes and functions give file, process or
+/// import access when an allowed module re-exports them (see
+/// [`super::RuntimeRules::capability_modules`]).
+pub(super) const CAPABILITY_MODULES: &[(&str, &str)] = &[
+    ("codecs", "codecs.open opens files"),
+    ("gzip", "opens files"),
+    ("bz2", "opens files"),
+    ("lzma", "opens files"),
+    (
+        "posixpath",
+        "probes the file system (realpath, exists, expanduser)",
+    ),
+    ("genericpath", "probes the file system"),
+    ("frozen_importlib", "the import system"),
+    (
+        "frozen_importlib_external",
+        "the import system: loaders read files",
+    ),
+    ("imp", "the import system"),
+    ("tokenize", "tokenize.open opens files"),
+    ("linecache", "reads source files"),
+    ("sqlite3", "opens database files"),
+    ("dbm", "opens database files"),
+];
+
+/// Classes and functions of capability modules that allowed modules re-export and that
+/// give no file, process or import access: the run-time check lets these through.
+pub(super) const CAPABILITY_EXEMPT: &[(&str, &str)] = &[
+    ("io.StringIO", "text in memory"),
+    ("io.BytesIO", "bytes in memory"),
+    ("types.SimpleNamespace", "a plain record"),
+    ("types.GenericAlias", "typing annotations"),
+    ("types.MappingProxyType", "a read-only view of a dict"),
+    (
+        "types.DynamicClassAttribute",
+        "a descriptor for enum members",
+    ),
+    (
+        "weakref.WeakKeyDictionary",
+        "a container (weakref.finalize stays refused)",
+    ),
+    (
+        "weakref.WeakValueDictionary",
+        "a container (weakref.finalize stays refused)",
+    ),
+    ("threading.RLock", "a lock; starts no thread"),
+    ("_thread.RLock", "a lock; starts no thread"),
+    ("sys.getsizeof", "a number"),
+    (
+        "shutil.get_terminal_size",
+        "reads COLUMNS/LINES or returns the fallback",
+    ),
+];

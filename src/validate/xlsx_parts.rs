@@ -1,0 +1,359 @@
+//! The bounded pass over a workbook's zip parts, before any reader sees them: every
+//! part inflated once against a running budget (a zip bomb lies about its sizes), DTDs
+//! refused, the shared-string count bounded, the sheet list read from the workbook and
+//! its relationships, and formula cells found by this module's own scan of the sheet
+//! XML. The limits are [`super::bounds`].
+
+use std::collections::HashMap;
+use std::io::{BufReader, Cursor, Read};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use quick_xml::events::Event;
+
+use super::bounds::{truncate, MAX_INFLATED_BYTES, MAX_TABLE_CELLS, MAX_ZIP_ENTRIES, NAMED};
+
+/// What the bounded pass over a workbook's parts found.
+pub(super) struct Parts {
+    /// Sheet name -> its part's path, in workbook order.
+    pub(super) sheets: Vec<(String, String)>,
+    /// Formula cells per sheet part: (cell, formula text).
+    pub(super) formulas: HashMap<String, Vec<(String, String)>>,
+    pub(super) formula_count: usize,
+}
+
+/// A reader that fails once more than its budget has been read through it.
+struct Budget<'a, R> {
+    inner: R,
+    left: &'a mut u64,
+}
+
+impl<R: Read> Read for Budget<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n as u64 > *self.left {
+            *self.left = 0;
+            return Err(std::io::Error::other(INFLATE_BOUND));
+        }
+        *self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+const INFLATE_BOUND: &str = "inflates past the bound";
+
+fn inflate_error(name: &str, e: impl std::fmt::Display) -> String {
+    let e = e.to_string();
+    if e.contains(INFLATE_BOUND) {
+        format!(
+            "{name} inflates to more than {} MiB (a zip bomb?): refused",
+            MAX_INFLATED_BYTES >> 20
+        )
+    } else {
+        format!("{name} is not a readable workbook: {}", truncate(&e, 200))
+    }
+}
+
+/// Inflates every part once, within the bounds; reads the sheet list; finds formula
+/// cells when `formulas`; refuses DTDs and an oversized shared-string count.
+pub(super) fn scan_parts(name: &str, bytes: &[u8], formulas: bool) -> Result<Parts, String> {
+    let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
+        .map_err(|e| format!("{name} is not an xlsx workbook (not a zip archive: {e})"))?;
+    if zip.len() > MAX_ZIP_ENTRIES {
+        return Err(format!(
+            "{name} has {} parts, more than {MAX_ZIP_ENTRIES}",
+            zip.len()
+        ));
+    }
+    let mut budget = MAX_INFLATED_BYTES;
+    let workbook = read_part(&mut zip, "xl/workbook.xml", &mut budget, name)?
+        .ok_or_else(|| format!("{name} is not an xlsx workbook (it has no xl/workbook.xml)"))?;
+    let rels =
+        read_part(&mut zip, "xl/_rels/workbook.xml.rels", &mut budget, name)?.unwrap_or_default();
+    let sheets = sheet_parts(&workbook, &rels).map_err(|e| format!("{name}: {e}"))?;
+    let mut found = Parts {
+        sheets,
+        formulas: HashMap::new(),
+        formula_count: 0,
+    };
+    for i in 0..zip.len() {
+        let entry = zip
+            .by_index(i)
+            .map_err(|e| format!("{name} is not a readable workbook: {e}"))?;
+        let part = entry.name().to_string();
+        let lower = part.to_ascii_lowercase();
+        let is_xml = lower.ends_with(".xml") || lower.ends_with(".rels") || lower.ends_with(".vml");
+        let reader = Budget {
+            inner: entry,
+            left: &mut budget,
+        };
+        if !is_xml {
+            std::io::copy(&mut { reader }, &mut std::io::sink())
+                .map_err(|e| inflate_error(name, e))?;
+            continue;
+        }
+        let is_sheet = found
+            .sheets
+            .iter()
+            .any(|(_, p)| p.eq_ignore_ascii_case(&part));
+        let shared_strings = lower == "xl/sharedstrings.xml";
+        let mut xml = quick_xml::Reader::from_reader(BufReader::new(reader));
+        check_prolog(name, &part, &mut xml, shared_strings)?;
+        if !(formulas && is_sheet) {
+            drain(name, xml)?;
+            continue;
+        }
+        // Formula cells are rare: a search for the tag decides whether the sheet is
+        // parsed again to name them.
+        let has_formula = find_formula_tag(xml.into_inner()).map_err(|e| inflate_error(name, e))?;
+        if has_formula {
+            let entry = zip
+                .by_index(i)
+                .map_err(|e| format!("{name} is not a readable workbook: {e}"))?;
+            let mut left = MAX_INFLATED_BYTES;
+            scan_formulas(
+                name,
+                &part,
+                Budget {
+                    inner: entry,
+                    left: &mut left,
+                },
+                &mut found,
+            )?;
+        }
+    }
+    Ok(found)
+}
+
+/// Whether an XML stream holds a formula element (`<f>`, `<f ...>`, `<x:f>`).
+fn find_formula_tag<R: Read>(mut reader: R) -> std::io::Result<bool> {
+    let finders =
+        [b"<f>" as &[u8], b"<f ", b"<f/", b":f>", b":f "].map(memchr::memmem::Finder::new);
+    let mut buf = vec![0u8; 64 << 10];
+    let mut carry = 0;
+    loop {
+        let n = reader.read(&mut buf[carry..])?;
+        if n == 0 {
+            return Ok(false);
+        }
+        let end = carry + n;
+        if finders.iter().any(|f| f.find(&buf[..end]).is_some()) {
+            // The rest is inflated within the budget all the same.
+            std::io::copy(&mut reader, &mut std::io::sink())?;
+            return Ok(true);
+        }
+        carry = end.min(2);
+        buf.copy_within(end - carry..end, 0);
+    }
+}
+
+/// Reads an XML part up to its root element: a DTD is refused, and the shared-string
+/// count calamine reserves memory for is bounded.
+fn check_prolog<R: std::io::BufRead>(
+    name: &str,
+    part: &str,
+    xml: &mut quick_xml::Reader<R>,
+    shared_strings: bool,
+) -> Result<(), String> {
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match xml
+            .read_event_into(&mut buf)
+            .map_err(|e| inflate_error(name, e))?
+        {
+            Event::DocType(_) => {
+                return Err(format!(
+                    "{name}: its part {part} declares a DTD (entity declarations are refused, as the worker's parser refuses them)"
+                ));
+            }
+            Event::Start(e) | Event::Empty(e) => {
+                if shared_strings {
+                    for a in e.attributes().flatten() {
+                        if matches!(a.key.local_name().as_ref(), b"uniqueCount" | b"count") {
+                            let n: u64 = std::str::from_utf8(&a.value)
+                                .ok()
+                                .and_then(|v| v.trim().parse().ok())
+                                .unwrap_or(u64::MAX);
+                            if n > MAX_TABLE_CELLS {
+                                return Err(format!(
+                                    "{name} declares {} shared strings, more than the {MAX_TABLE_CELLS} a table check reads",
+                                    String::from_utf8_lossy(&a.value)
+                                ));
+                            }
+                        }
+                    }
+                }
+                return Ok(());
+            }
+            Event::Eof => return Ok(()),
+            _ => {}
+        }
+    }
+}
+
+/// Notes the formula cells of a sheet part.
+fn scan_formulas<R: Read>(
+    name: &str,
+    part: &str,
+    reader: R,
+    found: &mut Parts,
+) -> Result<(), String> {
+    let mut xml = quick_xml::Reader::from_reader(BufReader::new(reader));
+    xml.config_mut().check_end_names = false;
+    let mut buf = Vec::new();
+    let mut cell: Option<String> = None;
+    let mut in_formula = false;
+    let mut formula = String::new();
+    loop {
+        buf.clear();
+        let event = xml
+            .read_event_into(&mut buf)
+            .map_err(|e| inflate_error(name, e))?;
+        match event {
+            Event::Start(e) if e.local_name().as_ref() == b"c" => {
+                cell = e
+                    .attributes()
+                    .flatten()
+                    .find(|a| a.key.local_name().as_ref() == b"r")
+                    .map(|a| String::from_utf8_lossy(&a.value).into_owned());
+            }
+            Event::End(e) if e.local_name().as_ref() == b"c" => cell = None,
+            Event::Start(e) if cell.is_some() && e.local_name().as_ref() == b"f" => {
+                in_formula = true;
+                formula.clear();
+            }
+            Event::Empty(e) if cell.is_some() && e.local_name().as_ref() == b"f" => {
+                note_formula(found, part, cell.as_deref(), "(shared)");
+            }
+            Event::Text(t) if in_formula && formula.len() < 200 => {
+                formula.push_str(&String::from_utf8_lossy(&t));
+            }
+            Event::End(e) if in_formula && e.local_name().as_ref() == b"f" => {
+                in_formula = false;
+                let text = std::mem::take(&mut formula);
+                note_formula(found, part, cell.as_deref(), &text);
+            }
+            Event::Eof => return Ok(()),
+            _ => {}
+        }
+    }
+}
+
+fn drain<R: std::io::BufRead>(name: &str, xml: quick_xml::Reader<R>) -> Result<(), String> {
+    std::io::copy(&mut xml.into_inner(), &mut std::io::sink())
+        .map(|_| ())
+        .map_err(|e| inflate_error(name, e))
+}
+
+fn note_formula(found: &mut Parts, part: &str, cell: Option<&str>, text: &str) {
+    found.formula_count += 1;
+    let list = found.formulas.entry(part.to_string()).or_default();
+    if list.len() < NAMED {
+        list.push((cell.unwrap_or("?").to_string(), text.to_string()));
+    }
+}
+
+/// A small part read whole (the workbook and its relationships), within the budget.
+fn read_part(
+    zip: &mut zip::ZipArchive<Cursor<&[u8]>>,
+    part: &str,
+    budget: &mut u64,
+    name: &str,
+) -> Result<Option<Vec<u8>>, String> {
+    let Some(index) = (0..zip.len()).find(|&i| {
+        zip.name_for_index(i)
+            .is_some_and(|n| n.eq_ignore_ascii_case(part))
+    }) else {
+        return Ok(None);
+    };
+    let entry = zip
+        .by_index(index)
+        .map_err(|e| format!("{name} is not a readable workbook: {e}"))?;
+    let mut out = Vec::new();
+    // A workbook part past 16 MiB is no workbook a job wrote.
+    let mut left = (*budget).min(16 << 20);
+    Budget {
+        inner: entry,
+        left: &mut left,
+    }
+    .read_to_end(&mut out)
+    .map_err(|e| inflate_error(name, e))?;
+    *budget = budget.saturating_sub(out.len() as u64);
+    Ok(Some(out))
+}
+
+/// Sheet names and their parts, from `xl/workbook.xml` and its relationships.
+fn sheet_parts(workbook: &[u8], rels: &[u8]) -> Result<Vec<(String, String)>, String> {
+    let mut targets = HashMap::new();
+    let mut xml = quick_xml::Reader::from_reader(rels);
+    let mut buf = Vec::new();
+    loop {
+        match xml.read_event_into(&mut buf) {
+            Ok(Event::Start(e) | Event::Empty(e)) if e.local_name().as_ref() == b"Relationship" => {
+                let (mut id, mut target) = (None, None);
+                for a in e.attributes().flatten() {
+                    let v = a
+                        .decode_and_unescape_value(xml.decoder())
+                        .map(|v| v.into_owned())
+                        .unwrap_or_default();
+                    match a.key.local_name().as_ref() {
+                        b"Id" => id = Some(v),
+                        b"Target" => target = Some(v),
+                        _ => {}
+                    }
+                }
+                if let (Some(id), Some(target)) = (id, target) {
+                    let path = match target.strip_prefix('/') {
+                        Some(abs) => abs.to_string(),
+                        None => format!("xl/{target}"),
+                    };
+                    targets.insert(id, path);
+                }
+            }
+            Ok(Event::DocType(_)) => return Err("its relationships declare a DTD".into()),
+            Ok(Event::Eof) => break,
+            Err(e) => return Err(format!("its relationships do not parse: {e}")),
+            _ => {}
+        }
+        buf.clear();
+    }
+    let mut sheets = Vec::new();
+    let mut xml = quick_xml::Reader::from_reader(workbook);
+    loop {
+        buf.clear();
+        match xml.read_event_into(&mut buf) {
+            Ok(Event::Start(e) | Event::Empty(e)) if e.local_name().as_ref() == b"sheet" => {
+                let (mut sheet, mut id) = (None, None);
+                for a in e.attributes().flatten() {
+                    let v = a
+                        .decode_and_unescape_value(xml.decoder())
+                        .map(|v| v.into_owned())
+                        .unwrap_or_default();
+                    match a.key.local_name().as_ref() {
+                        b"name" => sheet = Some(v),
+                        b"id" => id = Some(v),
+                        _ => {}
+                    }
+                }
+                if let Some(sheet) = sheet {
+                    let part = id
+                        .and_then(|id| targets.get(&id).cloned())
+                        .unwrap_or_default();
+                    sheets.push((sheet, part));
+                }
+            }
+            Ok(Event::DocType(_)) => return Err("its workbook part declares a DTD".into()),
+            Ok(Event::Eof) => break,
+            Err(e) => return Err(format!("its workbook part does not parse: {e}")),
+            _ => {}
+        }
+    }
+    Ok(sheets)
+}
+
+/// The sheets of workbook `name`, in order.
+pub(crate) fn sheet_names(name: &str, bytes: &[u8]) -> Result<Vec<String>, String> {
+    let parts = catch_unwind(AssertUnwindSafe(|| scan_parts(name, bytes, false)))
+        .map_err(|_| format!("{name} could not be read: the reader failed on it"))??;
+    Ok(parts.sheets.into_iter().map(|(n, _)| n).collect())
+}

@@ -1,0 +1,11 @@
+import pandas as pd
+import numpy as np
+import matplotlib.pyplot as plt
+
+df = pd.read_csv('sales.csv')
+fig, ax = plt.subplots()
+df.boxplot(column='sales', by='region', ax=ax)
+plt.suptitle('')
+ax.set_title('Sales by region')
+df.describe().to_csv('summary.csv')
+fig.savefig('sales_chart.png', dpi=150, bbox_inches='tight')

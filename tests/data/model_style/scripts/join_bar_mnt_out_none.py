@@ -1,0 +1,16 @@
+import pandas as pd
+import numpy as np
+import matplotlib.pyplot as plt
+
+import os
+path = os.path.join('/mnt/data', 'sales.csv')
+df = pd.read_csv(path)
+totals = df.groupby('month', sort=False)['sales'].sum()
+fig, ax = plt.subplots(figsize=(8, 5))
+ax.bar(totals.index, totals.values, color='steelblue')
+ax.set_title('Total sales by month')
+ax.set_xlabel('Month')
+ax.set_ylabel('Sales')
+output_path = '/mnt/data/sales_by_month.png'
+plt.savefig(output_path)
+print(f'Saved to {output_path}')

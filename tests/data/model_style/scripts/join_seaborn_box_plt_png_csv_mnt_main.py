@@ -1,0 +1,17 @@
+import pandas as pd
+import numpy as np
+import matplotlib.pyplot as plt
+
+def main():
+    import os
+    path = os.path.join('/mnt/data', 'sales.csv')
+    df = pd.read_csv(path)
+    import seaborn as sns
+    fig, ax = plt.subplots()
+    sns.boxplot(data=df, x='region', y='sales', ax=ax)
+    df.head(10).to_csv('/mnt/data/top10.csv', index=False)
+    plt.savefig('novice.png')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,19 @@
+import pandas as pd
+import numpy as np
+import matplotlib.pyplot as plt
+
+from io import StringIO
+csv = '''month,region,sales,units
+Jan,North,120,10
+Feb,North,135,12
+Mar,North,150,9
+Jan,South,90,14
+Feb,South,110,11
+Mar,South,125,16
+'''
+df = pd.read_csv(StringIO(csv))
+fig, ax = plt.subplots()
+ax.hist(df['sales'], bins=12, edgecolor='black')
+ax.set_title('Distribution of sales')
+plt.savefig('figure.png')
+plt.savefig('figure.svg')

@@ -1,0 +1,509 @@
+//! Table jobs (issue 34), through the real worker: `.xlsx` read and written with several
+//! sheets and openpyxl styles, the versioned declaration (`Expectations`) with its checks
+//! passing and failing on purpose (each failure names its cells), and bad input: a
+//! corrupt workbook, a zip bomb, entity-expansion and external-entity DTDs, an `.xlsm`
+//! with macros, a sheet name that is a path, each a typed failure after which the pool
+//! serves the next job, and inputs never modified.
+
+use std::io::{Cursor, Write};
+use std::time::Duration;
+
+use crate::common;
+
+use common::{builder, expect_ok};
+use pyward::validate::Expectations;
+use pyward::{Executor, Job, JobFailure, Outcome};
+use sha2::{Digest, Sha256};
+
+fn executor() -> Executor {
+    builder().preload_pandas(true).build().expect("pool starts")
+}
+
+fn run(exec: &Executor, job: Job) -> Outcome {
+    exec.run(job).expect("infrastructure")
+}
+
+fn source() -> Vec<u8> {
+    std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/allocation/source.xlsx"
+    ))
+    .expect("examples/allocation/source.xlsx")
+}
+
+fn example(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/examples/allocation/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("example file")
+}
+
+fn checks() -> Expectations {
+    Expectations::from_toml(&example("checks.toml")).expect("checks.toml reads")
+}
+
+/// A job that must still run after a bad one: the pool serves it.
+fn next_job_runs(exec: &Executor) {
+    let o = run(
+        exec,
+        Job::new(
+            "df = pd.read_excel('source.xlsx')\nprint(len(df))\ndf.to_csv('n.csv', index=False)",
+        )
+        .src_bytes("source.xlsx", source()),
+    );
+    expect_ok(&o);
+    assert_eq!(o.stdout.trim(), "8");
+}
+
+fn failure(o: &Outcome) -> &JobFailure {
+    o.failure()
+        .unwrap_or_else(|| panic!("expected a failure, got success: {}", o.stdout))
+}
+
+fn python_error(o: &Outcome) -> (String, String) {
+    match failure(o) {
+        JobFailure::PythonError(e) => (e.type_name.clone(), e.message.clone()),
+        other => panic!("expected a Python error, got {other:?}"),
+    }
+}
+
+/// A workbook with one sheet whose XML is `sheet` (raw) and extra parts.
+fn raw_workbook(sheet: &[u8], extra: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(true);
+    let parts: [(&str, &[u8]); 4] = [
+        ("[Content_Types].xml", br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>"#),
+        ("_rels/.rels", br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#),
+        ("xl/workbook.xml", br#"<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>"#),
+        ("xl/_rels/workbook.xml.rels", br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#),
+    ];
+    for (path, body) in parts.iter().chain(extra) {
+        zip.start_file(*path, opts).unwrap();
+        zip.write_all(body).unwrap();
+    }
+    zip.start_file("xl/worksheets/sheet1.xml", opts).unwrap();
+    zip.write_all(sheet).unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
+const SHEET_HEAD: &str =
+    r#"<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>"#;
+const SHEET_TAIL: &str = "</sheetData></worksheet>";
+
+fn sheet_with(prolog: &str, rows: &str) -> Vec<u8> {
+    format!(r#"<?xml version="1.0"?>{prolog}{SHEET_HEAD}{rows}{SHEET_TAIL}"#).into_bytes()
+}
+
+#[test]
+fn several_sheets_styles_and_a_table_job_without_a_figure() {
+    let exec = executor();
+    let job = Job::new(example("allocation.py"))
+        .src_bytes("source.xlsx", source())
+        .expect(&checks());
+    let o = run(&exec, job);
+    expect_ok(&o);
+    let names: Vec<&str> = o.artifacts().iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["result.xlsx"],
+        "a table job returns its table and no figure"
+    );
+    // The report shows the table: the first sheet's shape, kinds and first rows.
+    let report = pyward::report::Report::from_outcome(&o, false);
+    let value = serde_json::to_value(&report).unwrap();
+    common::assert_valid_report(&value);
+    let table = &value["artifacts"][0]["table"];
+    assert_eq!(
+        table["sheets"],
+        serde_json::json!(["Allocation", "Summary"])
+    );
+    assert_eq!(table["rows"], 8);
+    assert_eq!(table["column_count"], 7);
+    let columns: Vec<(&str, &str)> = table["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["kind"].as_str().unwrap()))
+        .collect();
+    assert!(columns.contains(&("部门", "text")), "{columns:?}");
+    assert!(
+        columns.contains(&("cost_allocated", "number")),
+        "{columns:?}"
+    );
+    assert_eq!(table["head"].as_array().unwrap().len(), 5);
+    // Read back in the sandbox: both sheets, the styles the code set.
+    let back = r#"
+import openpyxl
+sheets = pd.read_excel('result.xlsx', sheet_name=None)
+print(sorted(sheets), sheets['Allocation'].shape)
+wb = openpyxl.load_workbook('result.xlsx')
+ws = wb['Allocation']
+print(ws['A1'].font.b, ws['G2'].number_format, ws.column_dimensions['B'].width >= 12)
+pd.DataFrame({'x': [1]}).to_csv('ok.csv')
+"#;
+    let result = o.artifacts()[0].bytes.clone();
+    let o = run(&exec, Job::new(back).src_bytes("result.xlsx", result));
+    expect_ok(&o);
+    assert!(
+        o.stdout.contains("['Allocation', 'Summary'] (8, 7)"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("True #,##0.00 True"), "{}", o.stdout);
+}
+
+/// The repair loop of examples/allocation_repair.rs: the first attempt's wrong column
+/// is answered with the sheet's columns, and the second attempt passes every check.
+#[test]
+fn the_repair_loop_fixes_a_wrong_column_and_passes_the_checks() {
+    let exec = executor();
+    let job = job_for_record();
+    let mut told = Vec::new();
+    let mut next = Some(example("allocation.py"));
+    let repaired = exec
+        .run_with_repair(job, 3, |feedback| {
+            told.push(feedback.text.clone());
+            next.take()
+        })
+        .expect("infrastructure");
+    assert_eq!(repaired.attempts.len(), 2);
+    assert!(
+        told[0].contains("'Revenue'") && told[0].contains("'revenue'"),
+        "{}",
+        told[0]
+    );
+    expect_ok(repaired.outcome());
+    assert!(repaired.outcome().artifact("result.xlsx").is_some());
+
+    // The run record keeps the declaration: its replay checks the same tables and
+    // writes the same workbook, byte for byte (workbooks are written without the clock).
+    let runs = tempfile::tempdir().unwrap();
+    let dir = pyward::record::Recorder::new(runs.path())
+        .record(&exec, &job_for_record(), &repaired.attempts)
+        .unwrap();
+    let replay = pyward::record::replay(&dir).unwrap();
+    let statuses: Vec<&str> = replay.attempts.iter().map(|a| a.status.as_str()).collect();
+    assert_eq!(statuses, ["python_error", "ok"]);
+    assert!(replay.identical(), "{replay:?}");
+    assert_eq!(replay.attempts[1].artifacts[0].name, "result.xlsx");
+
+    // A record whose declared total is another: the replay's check fails on it.
+    let path = dir.join("record.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("1000000"),
+        "the record keeps the declared total"
+    );
+    std::fs::write(&path, text.replace("1000000", "2000000")).unwrap();
+    let replay = pyward::record::replay(&dir).unwrap();
+    assert_eq!(replay.attempts[1].status, "invalid_output");
+    assert!(!replay.identical());
+}
+
+/// The job the repair loop started from, as the record keeps it.
+fn job_for_record() -> Job {
+    Job::new(example("first_attempt.py"))
+        .src_bytes("source.xlsx", source())
+        .expect(&checks())
+}
+
+#[test]
+fn every_check_fails_on_purpose_naming_its_cells() {
+    let exec = executor();
+    // The rule broken five ways: amounts not rounded, the remainder lost, an input column
+    // changed, a department dropped, a formula cell.
+    let wrong = r#"
+import pandas as pd
+df = pd.read_excel('source.xlsx', sheet_name='Departments')
+df['share'] = df['revenue'] / df['revenue'].sum()
+df['cost_allocated'] = df['share'] * 999_990.004
+df.loc[df['dept_name'] == 'Sales', 'dept_name'] = 'Sales & Marketing'
+df = df[df['dept_name'] != 'Finance']
+df.loc[df.index[0], '部门'] = '=HYPERLINK("http://x", "研发")'
+with pd.ExcelWriter('result.xlsx') as w:
+    df.to_excel(w, sheet_name='Allocation', index=False)
+"#;
+    let o = run(
+        &exec,
+        Job::new(wrong)
+            .src_bytes("source.xlsx", source())
+            .expect(&checks()),
+    );
+    let JobFailure::InvalidOutput { check, detail } = failure(&o) else {
+        panic!("{:?}", o.result)
+    };
+    assert_eq!(check, "table:result.xlsx");
+    for want in [
+        "result.xlsx!Allocation has 7 rows, expected 8",
+        r#"does not keep the keys ["dept_id"] of source.xlsx!Departments: 1 missing [["105"]]"#,
+        r#"rows differ from input on dept_name: result.xlsx!Allocation!C3 is "Sales & Marketing", source.xlsx!Departments!C3 is "Sales""#,
+        "sum of cost_allocated is 960,516.71, expected 1,000,000.00 ± 0.01 (result.xlsx!Allocation!G2:G8)",
+        "cost_allocated must have at most 2 decimals; 7 rows have more: result.xlsx!Allocation!G2 is 184208.6849473684",
+        // openpyxl writes a text starting with '=' as a formula cell.
+        r#"result.xlsx!Allocation!B2 holds the formula =HYPERLINK("http://x", "研发")"#,
+    ] {
+        assert!(detail.contains(want), "{want:?} not in:\n{detail}");
+    }
+    let feedback = o.feedback().unwrap();
+    assert!(feedback.contains("result.xlsx!Allocation!C3"), "{feedback}");
+}
+
+#[test]
+fn feedback_names_sheets_columns_and_the_header_row() {
+    let exec = executor();
+    let o = run(
+        &exec,
+        Job::new("df = pd.read_excel('source.xlsx', sheet_name='Sheet1')")
+            .src_bytes("source.xlsx", source()),
+    );
+    let feedback = o.feedback().unwrap();
+    assert!(
+        feedback.contains("Departments"),
+        "a wrong sheet lists the sheets: {feedback}"
+    );
+    let o = run(
+        &exec,
+        Job::new("df = pd.read_excel('source.xlsx')\nprint(df['部门名称'].sum())")
+            .src_bytes("source.xlsx", source()),
+    );
+    let feedback = o.feedback().unwrap();
+    assert!(
+        feedback.contains("部门名称") && feedback.contains("'部门'"),
+        "{feedback}"
+    );
+    // A title row above the header.
+    let titled = r#"
+df = pd.read_excel('source.xlsx')
+with pd.ExcelWriter('titled.xlsx') as w:
+    pd.DataFrame([['Departments 2026']]).to_excel(w, index=False, header=False)
+    df.to_excel(w, index=False, startrow=2)
+"#;
+    let o = run(&exec, Job::new(titled).src_bytes("source.xlsx", source()));
+    expect_ok(&o);
+    let titled = o.artifacts()[0].bytes.clone();
+    let o = run(
+        &exec,
+        Job::new("df = pd.read_excel('titled.xlsx')\nprint(df['revenue'].sum())")
+            .src_bytes("titled.xlsx", titled),
+    );
+    let feedback = o.feedback().unwrap();
+    assert!(
+        feedback.contains("header"),
+        "a wrong header row is said as such: {feedback}"
+    );
+    next_job_runs(&exec);
+}
+
+#[test]
+fn bad_workbooks_answer_typed_failures_and_the_pool_goes_on() {
+    let exec = executor();
+    let read = "df = pd.read_excel('source.xlsx')\nprint(df.shape)";
+
+    // Corrupt.
+    let corrupt = b"PK\x03\x04 this is not a workbook".to_vec();
+    let o = run(&exec, Job::new(read).src_bytes("source.xlsx", corrupt));
+    let (kind, message) = python_error(&o);
+    assert!(
+        kind.contains("BadZipFile") || message.contains("zip"),
+        "{kind}: {message}"
+    );
+    next_job_runs(&exec);
+
+    // Billion laughs in the sheet and in the shared strings.
+    let laughs = r#"<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;"><!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>"#;
+    let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>&lol3;</t></is></c></row>"#;
+    let o = run(
+        &exec,
+        Job::new(read).src_bytes("source.xlsx", raw_workbook(&sheet_with(laughs, rows), &[])),
+    );
+    let refused = |o: &Outcome| {
+        let (kind, message) = python_error(o);
+        assert!(message.contains("declares entities"), "{kind}: {message}");
+    };
+    refused(&o);
+    next_job_runs(&exec);
+
+    // An external entity naming a host file.
+    let external = r#"<!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>"#;
+    let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>&xxe;</t></is></c></row>"#;
+    let o = run(
+        &exec,
+        Job::new(format!("{read}\nprint(df.columns[0])")).src_bytes(
+            "source.xlsx",
+            raw_workbook(&sheet_with(external, rows), &[]),
+        ),
+    );
+    refused(&o);
+    assert!(!o.stdout.contains("root:"), "{}", o.stdout);
+    next_job_runs(&exec);
+
+    // A sheet name that is a path: read and write.
+    let o = run(
+        &exec,
+        Job::new("pd.read_excel('source.xlsx', sheet_name='../../etc/passwd')")
+            .src_bytes("source.xlsx", source()),
+    );
+    assert!(
+        o.feedback().unwrap().contains("Departments"),
+        "{:?}",
+        o.feedback()
+    );
+    let o = run(
+        &exec,
+        Job::new("pd.DataFrame({'a': [1]}).to_excel('r.xlsx', sheet_name='../../etc/passwd')"),
+    );
+    let (kind, message) = python_error(&o);
+    assert!(message.contains("Invalid character /"), "{kind}: {message}");
+    next_job_runs(&exec);
+}
+
+#[test]
+fn a_zip_bomb_ends_within_the_memory_ceiling() {
+    let exec = executor();
+    // One cell whose text inflates to 1 GiB from a few megabytes.
+    let mut sheet = Vec::with_capacity(1 << 20);
+    sheet.extend_from_slice(
+        format!(r#"<?xml version="1.0"?>{SHEET_HEAD}<row r="1"><c r="A1" t="inlineStr"><is><t>"#)
+            .as_bytes(),
+    );
+    let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(true);
+    let base = raw_workbook(&sheet_with("", ""), &[]);
+    let mut archive = zip::ZipArchive::new(Cursor::new(base)).unwrap();
+    for i in 0..archive.len() {
+        let f = archive.by_index_raw(i).unwrap();
+        if f.name() != "xl/worksheets/sheet1.xml" {
+            zip.raw_copy_file(f).unwrap();
+        }
+    }
+    zip.start_file("xl/worksheets/sheet1.xml", opts).unwrap();
+    zip.write_all(&sheet).unwrap();
+    let chunk = vec![b'A'; 1 << 20];
+    for _ in 0..1024 {
+        zip.write_all(&chunk).unwrap();
+    }
+    zip.write_all(format!("</t></is></c></row>{SHEET_TAIL}").as_bytes())
+        .unwrap();
+    let bomb = zip.finish().unwrap().into_inner();
+    assert!(bomb.len() < 8 << 20, "{}", bomb.len());
+    let before = Sha256::digest(&bomb);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("source.xlsx"), &bomb).unwrap();
+    let o = run(
+        &exec,
+        Job::new("df = pd.read_excel('source.xlsx')\nprint(df.shape)")
+            .src_dir(dir.path())
+            .memory_limit(768 << 20)
+            .timeout(Duration::from_secs(30)),
+    );
+    match failure(&o) {
+        JobFailure::MemoryExceeded { .. } | JobFailure::Timeout { .. } => {}
+        JobFailure::PythonError(e) if e.type_name.contains("MemoryError") => {}
+        other => panic!("expected a bounded failure, got {other:?}"),
+    }
+    assert_eq!(
+        Sha256::digest(std::fs::read(dir.path().join("source.xlsx")).unwrap()),
+        before,
+        "input modified"
+    );
+    next_job_runs(&exec);
+}
+
+#[test]
+fn macros_are_ignored_and_inputs_never_modified() {
+    let exec = executor();
+    let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>dept</t></is></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>hq</t></is></c></row>"#;
+    let xlsm = raw_workbook(
+        &sheet_with("", rows),
+        &[(
+            "xl/vbaProject.bin",
+            b"\xd0\xcf\x11\xe0 macro bytes Auto_Open Shell(\"calc\")",
+        )],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("book.xlsm"), &xlsm).unwrap();
+    std::fs::write(dir.path().join("source.xlsx"), source()).unwrap();
+    let hashes = || {
+        ["book.xlsm", "source.xlsx"]
+            .map(|n| Sha256::digest(std::fs::read(dir.path().join(n)).unwrap()))
+    };
+    let before = hashes();
+    let code = r#"
+import openpyxl
+df = pd.read_excel('book.xlsm')
+wb = openpyxl.load_workbook('book.xlsm', keep_vba=True)
+print(df.shape, wb.vba_archive is None)
+src = openpyxl.load_workbook('source.xlsx')
+src.active['A2'] = 'changed'
+src.save('source.xlsx')
+"#;
+    let o = run(&exec, Job::new(code).src_dir(dir.path()));
+    expect_ok(&o);
+    assert!(
+        o.stdout.contains("(1, 1) True"),
+        "macros are not kept: {}",
+        o.stdout
+    );
+    // The save of an input's name is an artifact of that name; the input is untouched.
+    assert!(o.artifacts().iter().any(|a| a.name == "source.xlsx"));
+    assert_eq!(hashes(), before, "an input was modified");
+    // load_workbook reads the job's inputs and outputs only.
+    let o = run(
+        &exec,
+        Job::new("import openpyxl\nopenpyxl.load_workbook('/usr/share/zoneinfo/UTC')"),
+    );
+    let (kind, message) = python_error(&o);
+    assert!(
+        kind == "PermissionError" && message.contains("not allowed"),
+        "{kind}: {message}"
+    );
+    next_job_runs(&exec);
+}
+
+#[test]
+fn a_million_row_sheet_is_a_typed_failure_within_the_limits() {
+    let exec = executor();
+    let mut rows = String::with_capacity(64 << 20);
+    rows.push_str(r#"<row r="1"><c r="A1" t="inlineStr"><is><t>id</t></is></c><c r="B1" t="inlineStr"><is><t>amount</t></is></c></row>"#);
+    for r in 2..=1_000_001u32 {
+        rows.push_str(&format!(
+            r#"<row r="{r}"><c r="A{r}"><v>{r}</v></c><c r="B{r}"><v>1.5</v></c></row>"#
+        ));
+    }
+    let book = raw_workbook(&sheet_with("", &rows), &[]);
+    let o = run(
+        &exec,
+        Job::new("df = pd.read_excel('big.xlsx')\nprint(len(df))")
+            .src_bytes("big.xlsx", book.clone())
+            .timeout(Duration::from_secs(5)),
+    );
+    assert!(
+        matches!(
+            failure(&o),
+            JobFailure::Timeout { .. } | JobFailure::MemoryExceeded { .. }
+        ),
+        "{:?}",
+        o.result
+    );
+    next_job_runs(&exec);
+    // The host's check of it is bounded too: refused by its cell count, not read whole.
+    let check: pyward::validate::TableCheck = serde_json::from_str(
+        r#"{"artifact": "out.csv", "keys_from_input": {"input": "big.xlsx", "columns": ["id"]}}"#,
+    )
+    .unwrap();
+    let o = run(
+        &exec,
+        Job::new("pd.DataFrame({'id': [1]}).to_csv('out.csv', index=False)")
+            .src_bytes("big.xlsx", book)
+            .table_check(check),
+    );
+    let JobFailure::InvalidOutput { detail, .. } = failure(&o) else {
+        panic!("{:?}", o.result)
+    };
+    assert!(detail.contains("more than the 2000000 cells"), "{detail}");
+}
