@@ -1,9 +1,9 @@
 //! Code as models write it (issue 38) through every door: every script of the
 //! model-style corpus (tests/data/model_style) that plain Python makes files of, run
-//! unmodified over HTTP (`pyward serve`) and the queue (`XADD`, a `pyward serve --queue`
-//! consumer), and a sample of every family of them through `pyward run`, comes back `ok`
-//! with the artifact names plain Python writes, as through the library
-//! (`tests/it/model_style.rs`, which runs all of them and also compares the bytes).
+//! unmodified through `pyward run`, HTTP (`pyward serve`) and the queue (`XADD`, a
+//! `pyward serve --queue` consumer), comes back `ok` with the artifact names plain
+//! Python writes, as through the library (`tests/it/model_style.rs`, which also
+//! compares the bytes).
 
 #[path = "../../tests/common/processes.rs"]
 mod processes;
@@ -126,32 +126,10 @@ fn run_one(
     problems
 }
 
-/// The scripts `pyward run` is given: the first of each family (the name's first word:
-/// `bare`, `mnt`, `path`, `stringio`, ...) and one in four of the rest. Each is a cold
-/// one-shot process of its own (about a second); what `pyward run` adds to the job
-/// service every door shares is writing the files under `--out DIR/`, the same for every
-/// script, and the warm doors below run the whole corpus.
-fn sample(
-    corpus: Vec<(String, String, BTreeSet<String>)>,
-) -> Vec<(String, String, BTreeSet<String>)> {
-    let mut families = BTreeSet::new();
-    let sample: Vec<_> = corpus
-        .into_iter()
-        .enumerate()
-        .filter(|(i, (name, _, _))| {
-            let family = name.split('_').next().unwrap_or_default().to_string();
-            families.insert(family) || i % 4 == 0
-        })
-        .map(|(_, script)| script)
-        .collect();
-    assert!(families.len() >= 15, "{} families", families.len());
-    sample
-}
-
 #[test]
 fn the_corpus_through_pyward_run_writes_every_file_under_its_name() {
     let dir = tempfile::tempdir().unwrap();
-    let corpus = sample(corpus());
+    let corpus = corpus();
     // One `pyward run` (its own pool) per script, two at a time.
     let next = std::sync::atomic::AtomicUsize::new(0);
     let problems = std::sync::Mutex::new(Vec::new());
