@@ -254,26 +254,28 @@ with pd.ExcelWriter('result.xlsx') as w:
 #[test]
 fn feedback_names_sheets_columns_and_the_header_row() {
     let exec = executor();
-    let o = run(
-        &exec,
-        Job::new("df = pd.read_excel('source.xlsx', sheet_name='Sheet1')")
-            .src_bytes("source.xlsx", source()),
-    );
-    let feedback = o.feedback().unwrap();
-    assert!(
-        feedback.contains("Departments"),
-        "a wrong sheet lists the sheets: {feedback}"
-    );
-    let o = run(
-        &exec,
-        Job::new("df = pd.read_excel('source.xlsx')\nprint(df['部门名称'].sum())")
-            .src_bytes("source.xlsx", source()),
-    );
-    let feedback = o.feedback().unwrap();
-    assert!(
-        feedback.contains("部门名称") && feedback.contains("'部门'"),
-        "{feedback}"
-    );
+    for (code, want) in [
+        // A wrong sheet: the sheets the workbook has.
+        (
+            "df = pd.read_excel('source.xlsx', sheet_name='Sheet1')",
+            "No sheet 'Sheet1'. The workbook's sheets: 'Departments'.",
+        ),
+        // A misspelt sheet: the closest one, then the list.
+        (
+            "df = pd.read_excel('source.xlsx', sheet_name='departmnts')",
+            "No sheet 'departmnts'. Did you mean: 'Departments'? \
+             The workbook's sheets: 'Departments'.",
+        ),
+        (
+            "df = pd.read_excel('source.xlsx')\nprint(df['部门名称'].sum())",
+            "No column '部门名称'. Did you mean: '部门'? \
+             The frame's columns: 'dept_id', '部门', 'dept_name', 'revenue', 'headcount'.",
+        ),
+    ] {
+        let o = run(&exec, Job::new(code).src_bytes("source.xlsx", source()));
+        let feedback = o.feedback().unwrap();
+        assert!(feedback.contains(want), "{code}: {want:?} in\n{feedback}");
+    }
     // A title row above the header.
     let titled = r#"
 df = pd.read_excel('source.xlsx')
@@ -291,7 +293,10 @@ with pd.ExcelWriter('titled.xlsx') as w:
     );
     let feedback = o.feedback().unwrap();
     assert!(
-        feedback.contains("header"),
+        feedback.contains(
+            "The header is not the first row read: 'revenue' is in row 3 of the sheet; \
+             read it with header=2"
+        ),
         "a wrong header row is said as such: {feedback}"
     );
     next_job_runs(&exec);
