@@ -425,10 +425,10 @@ fn the_demo_figure_is_described_as_built() {
     );
 }
 
-/// Issue 41: a legend of proxy artists, a title, a text or an annotation on otherwise
-/// empty axes is something drawn (matplotlib's custom_legends and label_subplots shapes,
-/// after a figure with data); a figure with nothing drawn is still refused, saying what
-/// it has.
+/// Issue 41: a legend of proxy artists, a title, a text, an annotation, a patch or an
+/// image on otherwise empty axes is something drawn (matplotlib's custom_legends and
+/// label_subplots shapes, after a figure with data); a figure with nothing drawn is still
+/// refused, saying what it has.
 #[test]
 fn legends_titles_and_texts_are_drawn_and_nothing_is_refused() {
     let exec = exec();
@@ -465,6 +465,20 @@ fn legends_titles_and_texts_are_drawn_and_nothing_is_refused() {
         (
             "a suptitle",
             "fig = plt.figure()\nfig.suptitle('Quarterly report')\nfig.savefig(OUT)\n",
+        ),
+        (
+            "a patch only",
+            "from matplotlib.patches import Rectangle\nfig, ax = plt.subplots()\n\
+             ax.add_patch(Rectangle((0.2, 0.2), 0.5, 0.3, color='tab:blue'))\nfig.savefig(OUT)\n",
+        ),
+        (
+            "an image only",
+            "plt.figure()\nplt.imshow(np.arange(12).reshape(3, 4))\nplt.savefig(OUT)\n",
+        ),
+        (
+            "an image of one value",
+            "fig, ax = plt.subplots()\nax.imshow(np.zeros((8, 8)))\nax.axis('off')\n\
+             fig.savefig(OUT)\n",
         ),
     ] {
         let outcome = exec
