@@ -2,8 +2,9 @@
 //! way, through the real worker: the name asked for, the closest existing one, and the
 //! frame's columns, whichever pandas internal raised (a GroupBy's KeyError, `set_index`'s
 //! "None of [...]", the plot accessor, a merge, pyward's checked `query` grammar, seaborn's
-//! ValueError). Also what must not happen: a group key called a column, a job's string
-//! class asked to compare or print itself by the feedback.
+//! ValueError and the KeyError of its figure-level plots). Also what must not happen: a
+//! group key called a column, a job's string class asked to compare or print itself by
+//! the feedback.
 
 use crate::common;
 
@@ -99,6 +100,26 @@ fn every_lookup_form_names_the_closest_column_and_lists_them_all() {
         ("df['部门'].value_counts()", "部门", "部门名称"),
         ("df.groupby('部门')['revenue'].sum()", "部门", "部门名称"),
         ("df[' revenue ']", " revenue ", "revenue"),
+        (
+            "import seaborn as sns\nsns.lineplot(data=df, x='Revnue', y='units')",
+            "Revnue",
+            "revenue",
+        ),
+        (
+            "import seaborn as sns\nsns.barplot(data=df, x='region', y='Units')",
+            "Units",
+            "units",
+        ),
+        (
+            "import seaborn as sns\nsns.scatterplot(data=df, x='units', y='revenue', hue='Region')",
+            "Region",
+            "region",
+        ),
+        (
+            "import seaborn as sns\nsns.lmplot(data=df, x='units', y='Revnue')",
+            "Revnue",
+            "revenue",
+        ),
     ];
     let mut wrong = Vec::new();
     for (lookup, asked, closest) in forms {
