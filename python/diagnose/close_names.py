@@ -15,7 +15,8 @@ job's frames. Only names, attribute chains without calls and plain lookups are
 evaluated; anything the job's objects raise while being looked at is ignored.
 
 Every "this name is not among these" (a column, a row label, a group, a dict key, a file's
-column) is answered by one function, `not_found`, from the object the lookup was on: for
+column, a sheet, an undefined variable: listed with the names the job's code defined) is
+answered by one function, `not_found`, from the object the lookup was on: for
 pandas, the object of the outermost library call the job made (its `self`, a GroupBy's or
 `.loc`'s frame, both frames of a merge), found in the traceback's frames through exact
 pandas types, so the answer does not depend on which internal raised or on its wording.

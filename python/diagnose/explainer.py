@@ -110,15 +110,62 @@ class _Explainer:
         frame = self.job_frame
         candidates = []
         if frame is not None:
-            candidates += list(frame.f_locals) + list(frame.f_globals)
+            for scope in self._scopes():
+                candidates += list(scope)
             builtins = frame.f_globals.get('__builtins__')
             if isinstance(builtins, dict):
                 candidates += list(builtins)
-        hint = did_you_mean(name, _public(candidates))
-        if hint is None and name in ('pd', 'pandas', 'scipy', 'stats', 'math', 'datetime'):
-            statement = {'pd': 'import pandas as pd', 'stats': 'from scipy import stats'}
-            hint = f'Import it first: {statement.get(name, "import " + name)}.'
-        return None, hint
+        candidates = _public(candidates)
+        own = self._own_names()
+        if closest(name, candidates) is None:
+            if name in ('pd', 'pandas', 'scipy', 'stats', 'math', 'datetime'):
+                statement = {'pd': 'import pandas as pd', 'stats': 'from scipy import stats'}
+                return None, f'Import it first: {statement.get(name, "import " + name)}.'
+            if not own:
+                return None, None  # the message says it all
+        listing = [('The names the code defined', own, len(own))] if own else None
+        return None, not_found([name], candidates, 'variable', listing)
+
+    def _scopes(self):
+        """The namespaces the failing job frame reads, innermost first: its locals, those
+        of the job frames around it while it is a comprehension or a lambda
+        (`[v * factr for v in values]` in a function sees the function's names), then
+        the job's globals."""
+        job = [f for f, _ in self.frames if f.f_code.co_filename == '<job>']
+        scopes = []
+        for frame in reversed(job):
+            scopes.append(frame.f_locals)
+            if not frame.f_code.co_name.startswith('<') or frame.f_code.co_name == '<module>':
+                break
+        return scopes + [self.job_frame.f_globals]
+
+    def _own_names(self):
+        """The names the job's code bound (assigned, imported, defined, its function's
+        parameters) that its failing frame sees, locals first: not the builtins nor the
+        names every job is given."""
+        tree = self._tree()
+        if self.job_frame is None or tree is None:
+            return []
+        bound = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, ast.alias):
+                bound.add(node.asname or node.name.partition('.')[0])
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) \
+                    and node.name:
+                bound.add(node.name)
+        own = []
+        for scope in self._scopes():
+            for name in list(scope):
+                if type(name) is str and name in bound and not name.startswith('_') \
+                        and name not in own:
+                    own.append(name)
+        return own
 
     # --- AttributeError -----------------------------------------------------------------
 

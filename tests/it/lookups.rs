@@ -2,9 +2,9 @@
 //! way, through the real worker: the name asked for, the closest existing one, and the
 //! frame's columns, whichever pandas internal raised (a GroupBy's KeyError, `set_index`'s
 //! "None of [...]", the plot accessor, a merge, pyward's checked `query` grammar, seaborn's
-//! ValueError and the KeyError of its figure-level plots). Also what must not happen: a
-//! group key called a column, a job's string class asked to compare or print itself by
-//! the feedback.
+//! ValueError and the KeyError of its figure-level plots); an undefined variable the same
+//! way, with the names the code defined. Also what must not happen: a group key called a
+//! column, a job's string class asked to compare or print itself by the feedback.
 
 use crate::common;
 
@@ -193,7 +193,10 @@ fn rows_groups_and_variables_are_not_called_columns() {
         "{group}"
     );
     let local = feedback(&exec, "limit = 10\ndf.query('revenue > @limt')");
-    assert!(local.contains("Did you mean: 'limit'?"), "{local}");
+    assert!(
+        local.contains("No variable 'limt'. Did you mean: 'limit'?"),
+        "{local}"
+    );
     assert!(!local.contains("No column"), "{local}");
     let position = feedback(&exec, "df[0]");
     assert!(
@@ -210,6 +213,54 @@ fn rows_groups_and_variables_are_not_called_columns() {
         wide.contains("Did you mean: 'sensor_7'?") && wide.contains("... (500 in all)."),
         "{wide}"
     );
+}
+
+/// An undefined variable is answered like a missing column: the closest name, then the
+/// names the code defined that the failing line sees (its function's own first), not the
+/// builtins nor the names every job is given (`np`, `plt`, `pd`, `OUT`, ...).
+#[test]
+fn an_undefined_variable_names_the_closest_and_lists_the_code_s_names() {
+    let exec = exec();
+    let global = feedback(
+        &exec,
+        "totals = df.groupby('region')['revenue'].sum()\nplt.bar(totals.index, total)",
+    );
+    assert!(
+        global.contains(
+            "No variable 'total'. Did you mean: 'totals'? \
+             The names the code defined: 'df', 'totals'."
+        ),
+        "{global}"
+    );
+    let local = feedback(
+        &exec,
+        "def scale(values, factor):\n    return np.asarray(values) * factr\n\
+         plt.plot(scale([1, 2], 3))",
+    );
+    assert!(
+        local.contains(
+            "No variable 'factr'. Did you mean: 'factor'? \
+             The names the code defined: 'values', 'factor', 'df', 'scale'."
+        ),
+        "{local}"
+    );
+    // A comprehension in a function sees the function's names.
+    let comprehension = feedback(
+        &exec,
+        "def scale(values, factor):\n    return [v * factr for v in values]\n\
+         plt.plot(scale([1, 2], 3))",
+    );
+    assert!(
+        comprehension.contains("No variable 'factr'. Did you mean: 'factor'?")
+            && comprehension.contains("'values', 'factor', 'df', 'scale'."),
+        "{comprehension}"
+    );
+    for text in [&global, &local, &comprehension] {
+        let listed = text.split("The names the code defined:").nth(1).unwrap();
+        for given in ["'plt'", "'np'", "'pd'", "'OUT'", "'print'", "'len'"] {
+            assert!(!listed.contains(given), "{given} listed in\n{text}");
+        }
+    }
 }
 
 /// The feedback runs after the job's code and never runs it again: a job's str subclass
