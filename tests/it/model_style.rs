@@ -14,8 +14,9 @@
 //!   host probes through `os.path` reveal nothing: gate on and gate off.
 
 use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use crate::common;
 
@@ -61,42 +62,80 @@ fn executor(policy: Policy) -> Executor {
         .expect("pool starts")
 }
 
-/// What plain Python writes for `code`, run next to a copy of the inputs with
-/// `/mnt/data` meaning that folder: (exit ok, file name -> bytes).
-fn plain_python(code: &str) -> Baseline {
-    let dir = tempfile::tempdir().unwrap();
-    let staged: BTreeSet<String> = std::fs::read_dir(inputs())
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
-            e.file_name().to_string_lossy().into_owned()
-        })
-        .collect();
-    let code = code.replace("/mnt/data", &dir.path().display().to_string());
-    let script = dir.path().join("__script__.py");
-    std::fs::write(&script, code).unwrap();
-    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    let status = Command::new(python)
-        .arg(&script)
-        .current_dir(dir.path())
-        .env("MPLBACKEND", "Agg")
-        .env("MPLCONFIGDIR", dir.path().join(".mpl"))
-        .output()
-        .unwrap();
-    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().unwrap().is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !staged.contains(n) && n != "__script__.py")
-        .map(|n| {
-            let bytes = std::fs::read(dir.path().join(&n)).unwrap();
-            (n, bytes)
-        })
-        .collect();
-    files.sort();
-    (status.status.success(), files)
+/// Plain Python, one process that forks a child per script
+/// (tests/data/model_style/plain_python.py): the interpreter and the libraries start
+/// once, and every script still runs in a fresh process of its own.
+struct PlainPython {
+    child: Child,
+    stdin: ChildStdin,
+    answers: BufReader<ChildStdout>,
+    _config: tempfile::TempDir,
+}
+
+impl PlainPython {
+    fn start() -> PlainPython {
+        let config = tempfile::tempdir().unwrap();
+        let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+        let mut child = Command::new(python)
+            .arg(corpus_dir().join("plain_python.py"))
+            .env("MPLBACKEND", "Agg")
+            .env("MPLCONFIGDIR", config.path())
+            .env("OPENBLAS_NUM_THREADS", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        PlainPython {
+            stdin: child.stdin.take().unwrap(),
+            answers: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            _config: config,
+        }
+    }
+
+    /// What plain Python writes for `code`, run next to a copy of the inputs with
+    /// `/mnt/data` meaning that folder: (exit ok, file name -> bytes).
+    fn run(&mut self, code: &str) -> Baseline {
+        let dir = tempfile::tempdir().unwrap();
+        let staged: BTreeSet<String> = std::fs::read_dir(inputs())
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
+                e.file_name().to_string_lossy().into_owned()
+            })
+            .collect();
+        let code = code.replace("/mnt/data", &dir.path().display().to_string());
+        std::fs::write(dir.path().join("__script__.py"), code).unwrap();
+        writeln!(self.stdin, "{}", dir.path().display()).unwrap();
+        let mut answer = String::new();
+        self.answers.read_line(&mut answer).unwrap();
+        assert!(
+            matches!(answer.trim(), "ok" | "failed"),
+            "plain Python's runner answered {answer:?}"
+        );
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().unwrap().is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !staged.contains(n) && n != "__script__.py")
+            .map(|n| {
+                let bytes = std::fs::read(dir.path().join(&n)).unwrap();
+                (n, bytes)
+            })
+            .collect();
+        files.sort();
+        (answer.trim() == "ok", files)
+    }
+}
+
+impl Drop for PlainPython {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Same pixels, or same bytes.
@@ -139,14 +178,12 @@ fn the_corpus_runs_unmodified_as_plain_python_does() {
         let (a, b) = corpus.split_at(half);
         std::thread::scope(|s| {
             let one = s.spawn(|| {
-                a.iter()
-                    .map(|(_, c, _)| plain_python(c))
-                    .collect::<Vec<_>>()
+                let mut python = PlainPython::start();
+                a.iter().map(|(_, c, _)| python.run(c)).collect::<Vec<_>>()
             });
             let two = s.spawn(|| {
-                b.iter()
-                    .map(|(_, c, _)| plain_python(c))
-                    .collect::<Vec<_>>()
+                let mut python = PlainPython::start();
+                b.iter().map(|(_, c, _)| python.run(c)).collect::<Vec<_>>()
             });
             let mut all = one.join().unwrap();
             all.extend(two.join().unwrap());
@@ -247,22 +284,36 @@ fn the_corpus_runs_unmodified_as_plain_python_does() {
     assert!(compared >= 60, "{compared} PNGs compared");
 }
 
-/// Runs `code` on both sides of the gate; `check` gets (side, outcome).
-fn both_sides(code: &str, src: Option<&std::path::Path>, check: impl Fn(&str, &Outcome)) {
-    for (side, policy) in [
-        ("gate on", Policy::figures()),
-        ("gate off", Policy::gate_disabled_for_testing()),
-    ] {
-        let exec = builder()
-            .preload_pandas(true)
-            .policy(policy)
-            .build()
-            .unwrap();
-        let mut job = Job::new(code);
-        if let Some(src) = src {
-            job = job.src_dir(src);
+/// A pool on each side of the gate, warmed once per test. Every job runs in a process
+/// of its own, forked from the warm template (jobs without a tenant, tenants not
+/// shared): what one attack does to its process never decides what the next one sees.
+struct Sides([(&'static str, Executor); 2]);
+
+impl Sides {
+    fn new() -> Sides {
+        let exec = |policy| {
+            builder()
+                .preload_pandas(true)
+                .reuse_across_tenants(false)
+                .policy(policy)
+                .build()
+                .unwrap()
+        };
+        Sides([
+            ("gate on", exec(Policy::figures())),
+            ("gate off", exec(Policy::gate_disabled_for_testing())),
+        ])
+    }
+
+    /// Runs `code` on both sides of the gate; `check` gets (side, outcome).
+    fn run(&self, code: &str, src: Option<&std::path::Path>, check: impl Fn(&str, &Outcome)) {
+        for (side, exec) in &self.0 {
+            let mut job = Job::new(code);
+            if let Some(src) = src {
+                job = job.src_dir(src);
+            }
+            check(side, &exec.run(job).unwrap());
         }
-        check(side, &exec.run(job).unwrap());
     }
 }
 
@@ -276,6 +327,7 @@ fn seen(o: &Outcome) -> String {
 
 #[test]
 fn writes_aimed_outside_become_artifacts_and_create_nothing_there() {
+    let sides = Sides::new();
     let outside = tempfile::tempdir().unwrap();
     let o_path = outside.path().display().to_string();
     let tmp_canary = format!("/tmp/pyward-canary-{}.png", std::process::id());
@@ -289,7 +341,7 @@ fn writes_aimed_outside_become_artifacts_and_create_nothing_there() {
          open('../../up.txt', 'w').write('x')\n",
         o = o_path
     );
-    both_sides(&code, None, |side, o| {
+    sides.run(&code, None, |side, o| {
         assert!(o.is_success(), "{side}: {:?}", o.result);
         let left: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
         assert!(left.is_empty(), "{side}: written outside: {left:?}");
@@ -328,8 +380,9 @@ fn writes_aimed_outside_become_artifacts_and_create_nothing_there() {
 
 #[test]
 fn ten_thousand_saves_answer_the_artifact_bound() {
+    let sides = Sides::new();
     let code = "fig = plt.figure()\nplt.plot([1, 2])\nfor i in range(10000):\n    fig.savefig(f'f{i}.png', dpi=10)\n";
-    both_sides(code, None, |side, o| match o.failure() {
+    sides.run(code, None, |side, o| match o.failure() {
         Some(JobFailure::InvalidOutput { check, detail }) => {
             assert_eq!(check, "max_artifacts", "{side}");
             assert!(detail.contains("max_artifacts"), "{side}: {detail}");
@@ -338,7 +391,7 @@ fn ten_thousand_saves_answer_the_artifact_bound() {
     });
     // Caught and ignored by the code: still the bound.
     let code = "fig = plt.figure()\nplt.plot([1, 2])\nfor i in range(40):\n    try:\n        fig.savefig(f'f{i}.png', dpi=10)\n    except OSError:\n        pass\n";
-    both_sides(code, None, |side, o| {
+    sides.run(code, None, |side, o| {
         assert!(
             matches!(o.failure(), Some(JobFailure::InvalidOutput { check, .. }) if check == "max_artifacts"),
             "{side}: {:?}",
@@ -349,6 +402,7 @@ fn ten_thousand_saves_answer_the_artifact_bound() {
 
 #[test]
 fn save_names_with_control_characters_are_refused() {
+    let sides = Sides::new();
     for name in [
         "a\\x01b.png",
         "a\\x00b.png",
@@ -357,7 +411,7 @@ fn save_names_with_control_characters_are_refused() {
         "\\x85.png",
     ] {
         let code = format!("plt.plot([1])\nplt.savefig('{name}')\n");
-        both_sides(&code, None, |side, o| {
+        sides.run(&code, None, |side, o| {
             assert!(
                 matches!(o.failure(), Some(JobFailure::PythonError(_))),
                 "{side}: {name}: {:?}",
@@ -365,7 +419,7 @@ fn save_names_with_control_characters_are_refused() {
             );
         });
         let code = format!("open('{name}', 'w').write('x')\n");
-        both_sides(&code, None, |side, o| {
+        sides.run(&code, None, |side, o| {
             assert!(o.failure().is_some(), "{side}: {name}: {:?}", o.result);
         });
     }
@@ -373,6 +427,7 @@ fn save_names_with_control_characters_are_refused() {
 
 #[test]
 fn reads_reach_the_inputs_only() {
+    let sides = Sides::new();
     let (_secret_dir, secret, src) = canary_and_input();
     let s = secret.display();
     for code in [
@@ -390,7 +445,7 @@ fn reads_reach_the_inputs_only() {
         format!("import os\nprint('EXISTS', os.path.exists('/etc/passwd'), os.path.exists('{s}'), os.path.isfile('/mnt/data/../../etc/passwd'))"),
         format!("print(open('/mnt/data/sales.csv').read()); print(open('sales.csv').read()); print(open('{s}').read())"),
     ] {
-        both_sides(&code, Some(src.path()), |side, o| {
+        sides.run(&code, Some(src.path()), |side, o| {
             let text = seen(o);
             assert!(!text.contains("root:x:0:0"), "{side}: {code}: {text}");
             assert!(!text.contains("CANARY-SECRET-38"), "{side}: {code}: {text}");
@@ -398,11 +453,11 @@ fn reads_reach_the_inputs_only() {
         });
     }
     // A name that is no input lists the inputs.
-    both_sides("pd.read_csv('sale.csv')", Some(src.path()), |side, o| {
+    sides.run("pd.read_csv('sale.csv')", Some(src.path()), |side, o| {
         assert!(seen(o).contains("sales.csv"), "{side}: {}", seen(o));
     });
     // Writing into the inputs is refused; a write under an input's name is an artifact.
-    both_sides(
+    sides.run(
         "open(srcpath('sales.csv'), 'w').write('x')",
         Some(src.path()),
         |side, o| assert!(o.failure().is_some(), "{side}"),
@@ -419,12 +474,7 @@ fn reads_reach_the_inputs_only() {
         "print(pd.read_csv('/mnt/data/data.csv'))",
         "from pathlib import Path\nprint(Path('data.csv').read_text(), list(Path('.').iterdir()))",
     ] {
-        for policy in [Policy::figures(), Policy::gate_disabled_for_testing()] {
-            let exec = builder()
-                .preload_pandas(true)
-                .policy(policy)
-                .build()
-                .unwrap();
+        for (_, exec) in &sides.0 {
             if let Ok(o) = exec.run(Job::new(code).src_dir(linked.path())) {
                 assert!(
                     !seen(&o).contains("CANARY-SECRET-38"),
@@ -456,6 +506,7 @@ const ATTEMPT: &str = "def attempt(label, f):\n    try:\n        r = f()\n    ex
 /// refused, and the logical paths it computes name no host folder. Gate on and off.
 #[test]
 fn pathlib_reaches_the_job_files_only() {
+    let sides = Sides::new();
     let (_secret_dir, secret, src) = canary_and_input();
     let code = format!(
         "from pathlib import Path\nsecret = Path('{s}')\n\
@@ -488,7 +539,7 @@ fn pathlib_reaches_the_job_files_only() {
          plt.plot([1, 2])\nplt.savefig(OUT)\n",
         s = secret.display()
     );
-    both_sides(&code, Some(src.path()), |side, o| {
+    sides.run(&code, Some(src.path()), |side, o| {
         assert!(o.is_success(), "{side}: {:?}", o.result);
         let text = seen(o);
         assert!(!text.contains("CANARY-SECRET-38"), "{side}: {text}");
@@ -521,6 +572,7 @@ fn pathlib_reaches_the_job_files_only() {
 /// nothing, and the folder answers as the job's own.
 #[test]
 fn pathlib_writes_become_artifacts_and_create_nothing_outside() {
+    let sides = Sides::new();
     let outside = tempfile::tempdir().unwrap();
     let o_path = outside.path().display().to_string();
     let tmp_canary = format!("/tmp/pyward-path-canary-{}.txt", std::process::id());
@@ -537,7 +589,7 @@ fn pathlib_writes_become_artifacts_and_create_nothing_outside() {
          (out / 'made').is_dir())\n",
         o = o_path
     );
-    both_sides(&code, None, |side, o| {
+    sides.run(&code, None, |side, o| {
         assert!(o.is_success(), "{side}: {:?}", o.result);
         // Nothing of pathlib's state or of the reviewed class changed: the worker serves on.
         assert!(o.retired.is_none(), "{side}: retired: {:?}", o.retired);
@@ -572,7 +624,7 @@ fn pathlib_writes_become_artifacts_and_create_nothing_outside() {
     let code = "from pathlib import Path\ndf = pd.read_csv(Path(SRC) / 'sales.csv')\n\
                 plt.plot(df['a'], df['b'])\nplt.savefig(Path(OUT))\n\
                 print('OUT', Path(OUT).exists(), Path(OUT).name)\n";
-    both_sides(code, Some(src.path()), |side, o| {
+    sides.run(code, Some(src.path()), |side, o| {
         assert!(o.is_success(), "{side}: {:?}", o.result);
         let figure = o.artifact("figure.png").expect("OUT");
         assert_eq!(figure.requested, None, "{side}");
@@ -584,7 +636,7 @@ fn pathlib_writes_become_artifacts_and_create_nothing_outside() {
     });
     // Path.open: the gate refuses the attribute `open` and says to use open(path);
     // without the gate the reviewed method reads the input as open() does.
-    both_sides(
+    sides.run(
         "from pathlib import Path\nprint(Path('sales.csv').open().read())\n",
         Some(src.path()),
         |side, o| match side {
@@ -599,6 +651,7 @@ fn pathlib_writes_become_artifacts_and_create_nothing_outside() {
 /// methods; a class patched with the gate off is put back before the next job.
 #[test]
 fn a_lying_path_subclass_fools_no_guard_and_patches_do_not_outlive_the_job() {
+    let sides = Sides::new();
     let (_secret_dir, secret, src) = canary_and_input();
     let code = format!(
         "import os\nfrom pathlib import Path\nclass Lying(Path):\n    def __fspath__(self):\n        \
@@ -614,7 +667,7 @@ fn a_lying_path_subclass_fools_no_guard_and_patches_do_not_outlive_the_job() {
          plt.savefig(OUT)\n",
         s = secret.display()
     );
-    both_sides(&code, Some(src.path()), |side, o| {
+    sides.run(&code, Some(src.path()), |side, o| {
         let text = seen(o);
         assert!(!text.contains("CANARY-SECRET-38"), "{side}: {text}");
         if side == "gate off" {
