@@ -108,7 +108,7 @@ enum Command {
     /// Serve the warm pool over HTTP: POST /v1/jobs, POST /v1/check, the run records
     /// (/v1/runs), /v1/pool, /healthz, /readyz, /metrics, /v1/openapi.json, and a page
     /// at / to try it (the playground, runs and pool).
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Measure your own scripts warm (the pool), fresh (a process forked per job), cold (a
     /// new `python -I` per run) and at the floor (bare exec in a warm interpreter),
     /// interleaved; checks each first and compares pyward's figure with plain Python's.
@@ -172,7 +172,7 @@ fn main() -> ExitCode {
         Command::Runs { dir } => runs::list_runs(&dir),
         Command::Check { file, json } => check(&file, json),
         Command::Doctor => doctor(),
-        Command::Serve(args) => serve::serve(args),
+        Command::Serve(args) => serve::serve(*args),
         Command::Bench(args) => bench::bench(args),
         Command::Mcp(args) => mcp::mcp(args),
     };

@@ -5,7 +5,14 @@
 //! job spins), cancels a spinning job with progress asked for; examples/mcp_agent.py
 //! plays a model that fixes its code from the tool's error. Here: the figure it links is
 //! the file `pyward run` writes for the same code, the error text of a failed call is the
-//! feedback `pyward run` reports, and each figure call's run record replays.
+//! feedback `pyward run` reports, and each figure call's run record replays. Over HTTP
+//! (`pyward serve --mcp-out`, `client.py http`): the same first calls and cancellation
+//! on the server's pool, its Host, Origin and token checks.
+
+#[path = "../../tests/common/processes.rs"]
+mod processes;
+#[path = "../../tests/common/pyward_serve.rs"]
+mod pyward_serve;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -163,4 +170,99 @@ fn the_agent_loop_example_ends_with_the_figure() {
     assert!(stdout.contains("attempt 2: ok"), "{stdout}");
     let figure = std::fs::read(out.join("monthly_revenue.png")).unwrap();
     assert!(figure.starts_with(b"\x89PNG"));
+}
+
+#[test]
+fn streamable_http_in_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let runs = dir.path().join("runs");
+    let token_file = dir.path().join("token");
+    let token = "an-mcp-test-token-of-32-chars-xx";
+    std::fs::write(&token_file, token).unwrap();
+    let data = root().join("examples/data");
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let (token_arg, runs_arg, out_arg, data_arg) =
+        (path(&token_file), path(&runs), path(&out), path(&data));
+    let serve = pyward_serve::Serve::start(&[
+        "--workers",
+        "1",
+        "--timeout",
+        "60",
+        "--token-file",
+        &token_arg,
+        "--records",
+        &runs_arg,
+        "--mcp-out",
+        &out_arg,
+        "--mcp-src",
+        &data_arg,
+    ]);
+    let stdout = client(
+        "tests/mcp/client.py",
+        &[
+            Path::new("http"),
+            Path::new(&serve.url),
+            &out,
+            Path::new(token),
+        ],
+    );
+    let summary: Value = serde_json::from_str(stdout.trim()).unwrap();
+
+    // The same figure and the same feedback as `pyward run` gives.
+    let figure = client_code("FIGURE");
+    let run_out = dir.path().join("run.png");
+    assert_eq!(run_json(dir.path(), &figure, &run_out)["status"], "ok");
+    let linked = std::fs::read(summary["figure_file"].as_str().unwrap()).unwrap();
+    assert!(linked == std::fs::read(&run_out).unwrap());
+    let wrong = figure.replace("['revenue']", "['Revenue']");
+    let report = run_json(dir.path(), &wrong, &dir.path().join("wrong.png"));
+    assert_eq!(summary["failure_text"], report["feedback"]);
+
+    // The cancelled spin's worker was killed and a new one forked (one worker: the next
+    // call had no other), well before the 60 s deadline.
+    assert!(
+        summary["after_cancel_seconds"].as_f64().unwrap() < 20.0,
+        "{summary}"
+    );
+    let mut answer = pyward_serve::agent()
+        .get(&format!("{}/v1/pool", serve.url))
+        .header("Authorization", &format!("Bearer {token}"))
+        .call()
+        .unwrap();
+    let pool: Value = serde_json::from_str(&answer.body_mut().read_to_string().unwrap()).unwrap();
+    assert!(pool["stats"]["forked"].as_u64().unwrap() >= 2, "{pool}");
+
+    // Loopback Host and Origin pass; a foreign one is refused, as is a missing token.
+    let status = &summary["status"];
+    assert_eq!(status["loopback"], 200, "{status}");
+    assert_eq!(status["loopback_origin"], 200, "{status}");
+    for refused in ["foreign_host", "rebound_host", "foreign_origin"] {
+        assert_eq!(status[refused], 403, "{refused}: {status}");
+    }
+    assert_eq!(status["no_token"], 401, "{status}");
+    assert_eq!(status["wrong_token"], 401, "{status}");
+
+    // Each answered figure call is a run record of the server (the cancelled one is not).
+    assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 3);
+}
+
+#[test]
+fn extra_hosts_need_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = Command::new(pyward())
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--mcp-allow-host",
+            "example.com",
+        ])
+        .arg("--mcp-out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("need --token-file"), "{stderr}");
 }

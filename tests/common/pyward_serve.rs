@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use crate::processes::wait_until;
 
-/// A `pyward serve` process (with `extra` arguments: a queue consumer, limits).
+/// A `pyward serve` process (with `extra` arguments: a queue consumer, limits; two
+/// workers unless `extra` says `--workers`).
 pub struct Serve {
     child: Child,
     /// `http://127.0.0.1:<port>`.
@@ -20,8 +21,14 @@ pub struct Serve {
 
 impl Serve {
     pub fn start(extra: &[&str]) -> Serve {
+        let workers: &[&str] = if extra.contains(&"--workers") {
+            &[]
+        } else {
+            &["--workers", "2"]
+        };
         let mut child = Command::new(env!("CARGO_BIN_EXE_pyward"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--workers", "2"])
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(workers)
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -1,13 +1,16 @@
 """Drives `pyward mcp` with the official MCP Python SDK (and, for what no SDK sends,
-with raw JSON-RPC lines on its stdin). Run by cli/tests/mcp.rs:
+with raw JSON-RPC lines on its stdin), and `/mcp` of a `pyward serve` over streamable
+HTTP. Run by cli/tests/mcp.rs:
 
     client.py tools  PYWARD SRC OUT   # every tool through the SDK; prints a JSON summary
     client.py raw    PYWARD SRC OUT   # malformed frames, stdin closed mid-call
+    client.py http   URL OUT [TOKEN]  # /mcp of `pyward serve --mcp-out OUT` at URL
 
 Each check raises AssertionError with what it saw; the exit code is non-zero then.
 """
 
 import asyncio
+import http.client
 import json
 import os
 import select
@@ -19,6 +22,8 @@ import urllib.parse
 import zlib
 
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 FIGURE = """
 df = pd.read_csv(srcpath('sales.csv'))
@@ -86,28 +91,98 @@ def linked_path(result):
     return urllib.parse.unquote(uri[len("file://") :]), links[0]
 
 
+async def first_calls(session, out, summary):
+    """What every transport answers alike: the handshake, the tools with their
+    annotations, the inputs, a figure within the bound and a failure's feedback."""
+    init = await session.initialize()
+    assert init.server_info.name == "pyward", init
+    assert init.capabilities.tools is not None, init
+
+    listed = {t.name: t for t in (await session.list_tools()).tools}
+    assert sorted(listed) == ["check_code", "list_inputs", "make_figure", "run_table_job"], listed
+    for name in ("check_code", "list_inputs"):
+        assert listed[name].annotations.read_only_hint is True, listed[name]
+    figure_tool = listed["make_figure"]
+    assert figure_tool.annotations.destructive_hint is False, figure_tool
+    assert figure_tool.annotations.read_only_hint is False, figure_tool
+    schema = figure_tool.input_schema
+    assert schema["required"] == ["name", "code"] and schema["additionalProperties"] is False, schema
+    for word in ("srcpath", "np, plt (matplotlib.pyplot), pd", "Allowed imports", "px"):
+        assert word in figure_tool.description, (word, figure_tool.description)
+
+    inputs = texts(await session.call_tool("list_inputs", {}))[0]
+    assert '"sales.csv"' in inputs and '"revenue" (number)' in inputs, inputs
+
+    # With progress asked for (the job is quick: none need come).
+    async def on_progress(done, total, message):
+        pass
+
+    made = await session.call_tool("make_figure", {"name": "revenue", "code": FIGURE}, progress_callback=on_progress)
+    check_figure(made, out)
+    summary["figure_file"] = linked_path(made)[0]
+
+    wrong = await session.call_tool("make_figure", {"name": "wrong", "code": WRONG_COLUMN})
+    assert wrong.is_error and len(wrong.content) == 1, wrong
+    summary["failure_text"] = texts(wrong)[0]
+    assert "'revenue'" in summary["failure_text"], summary
+    assert not os.path.exists(os.path.join(out, "wrong.png"))
+
+
+def check_figure(made, out):
+    """A figure answer: the image within the default bound, its description and the
+    link to the full-size file in `out`."""
+    assert not made.is_error, made
+    kinds = [c.type for c in made.content]
+    assert kinds == ["image", "text", "resource_link"], kinds
+    image = made.content[0]
+    assert image.mime_type == "image/png", image.mime_type
+    png = __import__("base64").b64decode(image.data)
+    width, height = png_size(png)
+    assert max(width, height) <= 1500 and len(png) <= 64_000, (width, height, len(png))
+    path, link = linked_path(made)
+    assert os.path.basename(path) == "revenue.png" and os.path.dirname(path) == os.path.realpath(out), path
+    full = open(path, "rb").read()
+    assert link.size == len(full) and link.mime_type == "image/png", link
+    # 16 x 9 inches at 150 dpi: larger than the bound, so the image is scaled whole.
+    assert png_size(full) == (2400, 1350), png_size(full)
+    assert abs(width / height - 2400 / 1350) < 0.01, (width, height)
+    text = texts(made)[0]
+    assert "Shows:" in text and "Revenue by region" in text and "regions: 4" in text, text
+
+
+async def cancel_spin(session, summary):
+    # A job that spins, with progress asked for; the client gives up after 3 s and
+    # sends notifications/cancelled: the job is cancelled (its worker killed and
+    # replaced), so the next call does not wait for the 60 s deadline.
+    progress = []
+
+    async def on_progress(done, total, message):
+        progress.append((done, message))
+
+    try:
+        await session.call_tool(
+            "make_figure", {"name": "spin", "code": "while True:\n    pass\n"},
+            read_timeout_seconds=3, progress_callback=on_progress,
+        )
+        raise AssertionError("the spinning job was answered")
+    except MCPError as e:
+        assert "timed out" in e.error.message, e.error
+    assert progress and progress[0][0] >= 1 and "running for" in progress[0][1], progress
+    started = time.monotonic()
+    after = await session.call_tool("make_figure", {"name": "after_cancel", "code": FIGURE})
+    assert not after.is_error, after
+    summary["after_cancel_seconds"] = round(time.monotonic() - started, 2)
+
+
 async def tools(pyward, src, out):
     summary = {}
     async with stdio_client(server(pyward, src, out)) as (read, write):
         async with ClientSession(read, write) as session:
-            init = await session.initialize()
-            assert init.server_info.name == "pyward", init
-            assert init.capabilities.tools is not None, init
-
-            listed = {t.name: t for t in (await session.list_tools()).tools}
-            assert sorted(listed) == ["check_code", "list_inputs", "make_figure", "run_table_job"], listed
-            for name in ("check_code", "list_inputs"):
-                assert listed[name].annotations.read_only_hint is True, listed[name]
-            figure_tool = listed["make_figure"]
-            assert figure_tool.annotations.destructive_hint is False, figure_tool
-            assert figure_tool.annotations.read_only_hint is False, figure_tool
-            schema = figure_tool.input_schema
-            assert schema["required"] == ["name", "code"] and schema["additionalProperties"] is False, schema
-            for word in ("srcpath", "np, plt (matplotlib.pyplot), pd", "Allowed imports", "px"):
-                assert word in figure_tool.description, (word, figure_tool.description)
+            await first_calls(session, out, summary)
+            path = summary["figure_file"]
+            full = open(path, "rb").read()
 
             inputs = texts(await session.call_tool("list_inputs", {}))[0]
-            assert '"sales.csv"' in inputs and '"revenue" (number)' in inputs, inputs
             assert '["2026-01","north","widgets"' in inputs, inputs
             assert '"scan.mat"' in inputs and "MATLAB variables" in inputs, inputs
 
@@ -117,46 +192,10 @@ async def tools(pyward, src, out):
             assert not refused.is_error and texts(refused)[0].startswith("rejected"), refused
             assert "socket" in texts(refused)[0], refused
 
-            # A figure, with progress asked for (the job is quick: none need come).
-            progress = []
-
-            async def on_progress(done, total, message):
-                progress.append((done, message))
-
-            made = await session.call_tool(
-                "make_figure", {"name": "revenue", "code": FIGURE}, progress_callback=on_progress
-            )
-            assert not made.is_error, made
-            kinds = [c.type for c in made.content]
-            assert kinds == ["image", "text", "resource_link"], kinds
-            image = made.content[0]
-            assert image.mime_type == "image/png", image.mime_type
-            png = __import__("base64").b64decode(image.data)
-            width, height = png_size(png)
-            assert max(width, height) <= 1500 and len(png) <= 64_000, (width, height, len(png))
-            path, link = linked_path(made)
-            assert os.path.basename(path) == "revenue.png" and os.path.dirname(path) == os.path.realpath(out), path
-            full = open(path, "rb").read()
-            assert link.size == len(full) and link.mime_type == "image/png", link
-            full_size = png_size(full)
-            # 16 x 9 inches at 150 dpi: larger than the bound, so the image is scaled whole.
-            assert full_size == (2400, 1350), full_size
-            assert abs(width / height - 2400 / 1350) < 0.01, (width, height)
-            text = texts(made)[0]
-            assert "Shows:" in text and "Revenue by region" in text and "regions: 4" in text, text
-            summary["figure_file"] = path
-
             # The same name again: the file is kept.
             again = await session.call_tool("make_figure", {"name": "revenue", "code": FIGURE})
             assert again.is_error and "already in the output directory" in texts(again)[0], again
             assert open(path, "rb").read() == full
-
-            # A wrong column: an error whose text is the job's feedback.
-            wrong = await session.call_tool("make_figure", {"name": "wrong", "code": WRONG_COLUMN})
-            assert wrong.is_error and len(wrong.content) == 1, wrong
-            summary["failure_text"] = texts(wrong)[0]
-            assert "'revenue'" in summary["failure_text"], summary
-            assert not os.path.exists(os.path.join(out, "wrong.png"))
 
             # Names that are not one plain file name.
             for bad in ["../escape", ".hidden", "a/b", "x" * 300, ""]:
@@ -242,29 +281,56 @@ async def tools(pyward, src, out):
             except MCPError as e:
                 assert "unknown tool" in e.error.message, e.error
 
-            # A job that spins, with progress asked for; the client gives up after 3 s and
-            # sends notifications/cancelled: the job is cancelled (its worker killed and
-            # replaced), so the next call does not wait for the 60 s deadline.
-            progress = []
-
-            async def on_progress(done, total, message):
-                progress.append((done, message))
-
-            try:
-                await session.call_tool(
-                    "make_figure", {"name": "spin", "code": "while True:\n    pass\n"},
-                    read_timeout_seconds=3, progress_callback=on_progress,
-                )
-                raise AssertionError("the spinning job was answered")
-            except MCPError as e:
-                assert "timed out" in e.error.message, e.error
-            assert progress and progress[0][0] >= 1 and "running for" in progress[0][1], progress
-            started = time.monotonic()
-            after = await session.call_tool("make_figure", {"name": "after_cancel", "code": FIGURE})
-            assert not after.is_error, after
-            summary["after_cancel_seconds"] = round(time.monotonic() - started, 2)
+            await cancel_spin(session, summary)
     summary["runs"] = runs
 
+    print(json.dumps(summary))
+
+
+def http_status(url, headers):
+    """The status of a plain POST of an initialize to `url` with `headers` (a Host of
+    its own, or none of the token)."""
+    parsed = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=10)
+    body = json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    })
+    conn.putrequest("POST", parsed.path, skip_host="Host" in headers)
+    for name, value in {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Content-Length": str(len(body)),
+        **headers,
+    }.items():
+        conn.putheader(name, value)
+    conn.endheaders(body.encode())
+    status = conn.getresponse().status
+    conn.close()
+    return status
+
+
+async def over_http(url, out, token=""):
+    """`/mcp` through the SDK's streamable HTTP client; the Host, Origin and token
+    checks with plain requests."""
+    summary = {}
+    url = url + "/mcp"
+    auth = {"Authorization": f"Bearer {token}"} if token else {}
+    async with create_mcp_http_client(headers=auth) as client:
+        async with streamable_http_client(url, http_client=client) as (read, write):
+            async with ClientSession(read, write) as session:
+                await first_calls(session, out, summary)
+                await cancel_spin(session, summary)
+    port = urllib.parse.urlsplit(url).port
+    summary["status"] = {
+        "loopback": http_status(url, {**auth, "Host": f"localhost:{port}"}),
+        "foreign_host": http_status(url, {**auth, "Host": "evil.example"}),
+        "rebound_host": http_status(url, {**auth, "Host": f"evil.example:{port}"}),
+        "foreign_origin": http_status(url, {**auth, "Origin": "https://evil.example"}),
+        "loopback_origin": http_status(url, {**auth, "Origin": f"http://127.0.0.1:{port}"}),
+        "no_token": http_status(url, {}),
+        "wrong_token": http_status(url, {"Authorization": "Bearer " + "x" * 32}),
+    }
     print(json.dumps(summary))
 
 
@@ -363,11 +429,13 @@ def raw(pyward, src, out):
 
 
 def main():
-    scenario, pyward, src, out = sys.argv[1:5]
-    if scenario == "tools":
-        asyncio.run(tools(pyward, src, out))
+    scenario, *args = sys.argv[1:]
+    if scenario == "http":
+        asyncio.run(over_http(*args))
+    elif scenario == "tools":
+        asyncio.run(tools(*args))
     elif scenario == "raw":
-        raw(pyward, src, out)
+        raw(*args)
     else:
         sys.exit(f"unknown scenario {scenario!r}")
 

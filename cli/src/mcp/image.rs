@@ -14,6 +14,20 @@ pub struct Bound {
     pub max_bytes: usize,
 }
 
+/// Default longest side of the image, in pixels.
+pub const DEFAULT_MAX_SIDE: u32 = 1500;
+/// Default largest image, in bytes of PNG.
+pub const DEFAULT_MAX_BYTES: u64 = 64_000;
+
+impl Default for Bound {
+    fn default() -> Bound {
+        Bound {
+            max_side: DEFAULT_MAX_SIDE,
+            max_bytes: DEFAULT_MAX_BYTES as usize,
+        }
+    }
+}
+
 /// The image sent: its PNG bytes and size, and whether it was downscaled.
 #[derive(Debug)]
 pub struct Bounded {

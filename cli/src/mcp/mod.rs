@@ -1,7 +1,8 @@
 //! `pyward mcp`: the warm pool as tools an agent calls, over the Model Context Protocol
 //! on stdio (the official Rust SDK, `rmcp`). An agent host starts it (`pyward mcp --src
 //! DIR --out DIR`) and calls `make_figure`, `check_code`, `list_inputs` and
-//! `run_table_job` ([`tools`]).
+//! `run_table_job` ([`tools`]). The same handler serves streamable HTTP at `/mcp` in
+//! `pyward serve` ([`http`]), on the server's pool.
 //!
 //! One pool for the server's life: it warms in the background while the host
 //! initializes, and every job goes through the job service ([`crate::service`], door
@@ -13,6 +14,7 @@
 //! error whose text is the job's feedback, exactly. When the host closes stdin the
 //! server stops: a job still running is cancelled and the workers are stopped.
 
+pub mod http;
 mod image;
 mod inputs;
 mod tools;
@@ -45,6 +47,9 @@ use crate::exit::{EXIT_INFRA, EXIT_USAGE};
 use crate::service::{self, Door, Observer, Service};
 use tools::{Kind, ToolName};
 
+/// Characters of the code's printed output a tool answer carries, by default.
+pub const DEFAULT_STDOUT_CHARS: usize = 2000;
+
 /// `pyward mcp`'s options.
 #[derive(Args, Debug)]
 pub struct McpArgs {
@@ -72,14 +77,14 @@ pub struct McpArgs {
     memory: u64,
     /// Longest side of the image a figure comes back as, in pixels (the file written
     /// to --out keeps the figure's own size).
-    #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u32).range(64..=20000))]
+    #[arg(long, default_value_t = image::DEFAULT_MAX_SIDE, value_parser = clap::value_parser!(u32).range(64..=20000))]
     image_max_side: u32,
     /// Largest image a figure comes back as, in bytes of PNG (about 4/3 as many
     /// characters of base64).
-    #[arg(long, default_value_t = 64_000, value_parser = clap::value_parser!(u64).range(4096..=(64 << 20)))]
+    #[arg(long, default_value_t = image::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(4096..=(64 << 20)))]
     image_max_bytes: u64,
     /// Characters of the code's printed output sent back.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = DEFAULT_STDOUT_CHARS)]
     stdout_chars: usize,
     /// Directory of run records.
     #[arg(long, default_value = "runs")]
@@ -104,28 +109,7 @@ fn start(args: McpArgs) -> Result<u8, String> {
     if !(args.timeout > 0.0 && args.timeout.is_finite()) {
         return Err("--timeout must be a positive number of seconds".into());
     }
-    if let Some(src) = &args.src {
-        if !src.is_dir() {
-            return Err(format!("--src {} is not a directory", src.display()));
-        }
-    }
-    let tools = match &args.tools {
-        Some(list) => tools::parse_list(list)?,
-        None => ToolName::ALL.to_vec(),
-    };
-    let out = OutputDir::create(&args.out).map_err(|e| format!("--out: {e}"))?;
-    let out_abs = std::fs::canonicalize(&args.out).map_err(|e| format!("--out: {e}"))?;
     let policy = gate::Policy::figures();
-    let settings = tools::Settings {
-        modules: policy.allowed_imports(),
-        timeout_secs: args.timeout,
-        memory_mib: args.memory,
-        image_side: args.image_max_side,
-        image_bytes: usize::try_from(args.image_max_bytes).unwrap_or(usize::MAX),
-        stdout_chars: args.stdout_chars,
-        max_code_bytes: policy.max_source_bytes(),
-        overwrite: args.overwrite,
-    };
     let builder = Executor::builder()
         .workers(usize::from(args.workers))
         .timeout(Duration::from_secs_f64(args.timeout))
@@ -140,23 +124,22 @@ fn start(args: McpArgs) -> Result<u8, String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let (ready, pool) = watch::channel(None);
     let (stdin_closed, closed) = watch::channel(false);
-    let server = Server(Arc::new(Inner {
-        pool,
-        closed,
-        service: Service::new(recorder, Arc::new(Stderr)),
-        policy,
+    let config = Config {
         src: args.src,
-        out,
-        out_uri: file_uri(&out_abs),
-        tenant: session_tenant(),
-        tools,
-        settings,
+        out: args.out,
+        tools: args.tools,
+        overwrite: args.overwrite,
+        timeout_secs: args.timeout,
+        memory_mib: args.memory,
         image: image::Bound {
             max_side: args.image_max_side,
             max_bytes: usize::try_from(args.image_max_bytes).unwrap_or(usize::MAX),
         },
-        calls: AtomicU64::new(0),
-    }));
+        stdout_chars: args.stdout_chars,
+    };
+    let service = Service::new(recorder, Arc::new(Stderr));
+    let shared = config.shared(Pool::Own(pool), service, policy, "--")?;
+    let server = Server::session(Arc::new(shared), Some(closed));
     let code = runtime.block_on(async move {
         // The pool warms while the host initializes; a call waits for it.
         tokio::task::spawn_blocking(move || {
@@ -258,27 +241,122 @@ impl Observer for Stderr {
     }
 }
 
-/// The server's state, shared by every call.
-struct Inner {
-    /// The executor, once warm (or why it could not start).
-    pool: watch::Receiver<Option<Result<Executor, String>>>,
-    /// Whether stdin has closed (the host went away).
-    closed: watch::Receiver<bool>,
+/// What the tools are set up with, from `pyward mcp`'s options or `pyward serve`'s
+/// `--mcp-*` ones.
+pub struct Config {
+    /// Directory of input files.
+    pub src: Option<PathBuf>,
+    /// Directory the figures and tables are written to (created when missing).
+    pub out: PathBuf,
+    /// The tools offered (comma-separated names; `None`: all).
+    pub tools: Option<String>,
+    /// Whether a file of the same name in `out` is replaced.
+    pub overwrite: bool,
+    /// Per-job wall-clock limit, in seconds (as the descriptions say it).
+    pub timeout_secs: f64,
+    /// Per-job memory limit, in MiB (as the descriptions say it).
+    pub memory_mib: u64,
+    /// The bound on the image a figure comes back as.
+    pub image: image::Bound,
+    /// Characters of the code's printed output sent back.
+    pub stdout_chars: usize,
+}
+
+impl Config {
+    /// The state every session shares; `flag` prefixes the option names in errors
+    /// (`--` or `--mcp-`).
+    pub fn shared(
+        self,
+        pool: Pool,
+        service: Service,
+        policy: gate::Policy,
+        flag: &str,
+    ) -> Result<Inner, String> {
+        let tools = match &self.tools {
+            Some(list) => tools::parse_list(list).map_err(|e| e.replacen("--", flag, 1))?,
+            None => ToolName::ALL.to_vec(),
+        };
+        if let Some(src) = &self.src {
+            if !src.is_dir() {
+                return Err(format!("{flag}src {} is not a directory", src.display()));
+            }
+        }
+        let out = OutputDir::create(&self.out).map_err(|e| format!("{flag}out: {e}"))?;
+        let out_abs = std::fs::canonicalize(&self.out).map_err(|e| format!("{flag}out: {e}"))?;
+        let settings = tools::Settings {
+            modules: policy.allowed_imports(),
+            timeout_secs: self.timeout_secs,
+            memory_mib: self.memory_mib,
+            image_side: self.image.max_side,
+            image_bytes: self.image.max_bytes,
+            stdout_chars: self.stdout_chars,
+            max_code_bytes: policy.max_source_bytes(),
+            overwrite: self.overwrite,
+        };
+        Ok(Inner {
+            pool,
+            service,
+            policy,
+            src: self.src,
+            out,
+            out_uri: file_uri(&out_abs),
+            tools,
+            settings,
+            image: self.image,
+            calls: AtomicU64::new(0),
+        })
+    }
+}
+
+/// Where the executor comes from.
+pub enum Pool {
+    /// `pyward mcp`'s own pool: the executor once warm (or why it could not start).
+    Own(watch::Receiver<Option<Result<Executor, String>>>),
+    /// A pool the server admits jobs to (`pyward serve`'s: counted for its drain).
+    Admitted(Arc<dyn Admit>),
+}
+
+/// A server that admits jobs to its pool one at a time.
+pub trait Admit: Send + Sync {
+    /// The executor for one job and a guard held while it runs; `Err`: why no job is
+    /// taken now (warming up, draining).
+    fn admit(&self) -> Result<(Box<dyn Send>, Executor), String>;
+}
+
+/// The server's state, shared by every session and call.
+pub struct Inner {
+    pool: Pool,
     service: Service,
     policy: gate::Policy,
     src: Option<PathBuf>,
     out: OutputDir,
     out_uri: String,
-    tenant: String,
     tools: Vec<ToolName>,
     settings: tools::Settings,
     image: image::Bound,
     calls: AtomicU64,
 }
 
-/// The MCP server.
+/// The MCP server of one session: a tenant of its own, the shared state.
 #[derive(Clone)]
-struct Server(Arc<Inner>);
+pub struct Server {
+    inner: Arc<Inner>,
+    tenant: String,
+    /// Whether stdin has closed (the host went away); `None` over HTTP, where the end
+    /// of the session cancels its calls.
+    closed: Option<watch::Receiver<bool>>,
+}
+
+impl Server {
+    /// A new session on `inner`, with a tenant of its own.
+    pub fn session(inner: Arc<Inner>, closed: Option<watch::Receiver<bool>>) -> Server {
+        Server {
+            inner,
+            tenant: session_tenant(),
+            closed,
+        }
+    }
+}
 
 /// A tool answer that is an error the model reads.
 fn tool_error(text: impl Into<String>) -> CallToolResult {
@@ -306,8 +384,8 @@ impl ServerHandler for Server {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let tool = ToolName::parse(name).filter(|t| self.0.tools.contains(t))?;
-        Some(self.0.settings.tool(tool))
+        let tool = ToolName::parse(name).filter(|t| self.inner.tools.contains(t))?;
+        Some(self.inner.settings.tool(tool))
     }
 
     async fn call_tool(
@@ -315,8 +393,9 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(tool) = ToolName::parse(&request.name).filter(|t| self.0.tools.contains(t)) else {
-            let names: Vec<&str> = self.0.tools.iter().map(|t| t.as_str()).collect();
+        let Some(tool) = ToolName::parse(&request.name).filter(|t| self.inner.tools.contains(t))
+        else {
+            let names: Vec<&str> = self.inner.tools.iter().map(|t| t.as_str()).collect();
             let shown: String = request.name.chars().take(60).collect();
             return Err(ErrorData::invalid_params(
                 format!("unknown tool {shown:?}; the tools: {}", names.join(", ")),
@@ -341,7 +420,7 @@ fn text(value: &Option<Value>) -> &str {
 
 impl Server {
     fn tools(&self) -> Vec<Tool> {
-        let inner = &self.0;
+        let inner = &self.inner;
         inner
             .tools
             .iter()
@@ -349,22 +428,28 @@ impl Server {
             .collect()
     }
 
-    /// The warm executor (waiting for the warm-up).
-    async fn executor(&self) -> Result<Executor, String> {
-        let mut pool = self.0.pool.clone();
+    /// The warm executor (waiting for its own pool's warm-up), with the server's guard
+    /// for the job.
+    async fn executor(&self) -> Result<(Option<Box<dyn Send>>, Executor), String> {
+        let pool = match &self.inner.pool {
+            Pool::Own(pool) => pool,
+            Pool::Admitted(server) => return server.admit().map(|(g, e)| (Some(g), e)),
+        };
+        let mut pool = pool.clone();
         let ready = pool
             .wait_for(Option::is_some)
             .await
             .map_err(|_| "the pool is gone".to_string())?;
-        ready
+        let executor = ready
             .clone()
-            .unwrap_or_else(|| Err("the pool is gone".into()))
+            .unwrap_or_else(|| Err("the pool is gone".into()))?;
+        Ok((None, executor))
     }
 
     /// A job of this session: the tenant and the inputs.
     fn job(&self, code: &str) -> Job {
-        let mut job = Job::new(code.as_bytes().to_vec()).tenant(&self.0.tenant);
-        if let Some(src) = &self.0.src {
+        let mut job = Job::new(code.as_bytes().to_vec()).tenant(&self.tenant);
+        if let Some(src) = &self.inner.src {
             job = job.src_dir(src);
         }
         job
@@ -378,19 +463,27 @@ impl Server {
         job: Job,
         context: &RequestContext<RoleServer>,
     ) -> Result<service::Done, String> {
-        let executor = self.executor().await?;
-        let id = format!("mcp-{}", self.0.calls.fetch_add(1, Ordering::Relaxed) + 1);
+        let (_admitted, executor) = self.executor().await?;
+        let id = format!(
+            "mcp-{}",
+            self.inner.calls.fetch_add(1, Ordering::Relaxed) + 1
+        );
         let request = service::Request::new(job, Door::Mcp, id);
-        let running = self.0.service.run(&executor, request);
+        let running = self.inner.service.run(&executor, request);
         tokio::pin!(running);
         let progress = context.meta.get_progress_token();
         let start = tokio::time::Instant::now();
         let second = Duration::from_secs(1);
         let mut tick = tokio::time::interval_at(start + second, second);
-        let mut closed = self.0.closed.clone();
+        let closed = self.closed.clone();
         let session_over = async move {
-            // (Its guard is `!Send`: dropped here, before any other await.)
-            let _ = closed.wait_for(|c| *c).await.map(|_| ());
+            match closed {
+                // (Its guard is `!Send`: dropped here, before any other await.)
+                Some(mut closed) => {
+                    let _ = closed.wait_for(|c| *c).await.map(|_| ());
+                }
+                None => std::future::pending().await,
+            }
         };
         tokio::pin!(session_over);
         let done = loop {
@@ -418,8 +511,8 @@ impl Server {
     /// Refuses a name already taken in --out (unless --overwrite).
     fn free(&self, name: &str) -> Result<(), String> {
         // The name was checked as one plain file name: this is a look, never a write.
-        let taken = self.0.out.path().join(name).symlink_metadata().is_ok();
-        if taken && !self.0.settings.overwrite {
+        let taken = self.inner.out.path().join(name).symlink_metadata().is_ok();
+        if taken && !self.inner.settings.overwrite {
             return Err(format!(
                 "a file named {name:?} is already in the output directory and is not \
                  replaced: choose another name"
@@ -429,7 +522,7 @@ impl Server {
     }
 
     fn existing(&self) -> Existing {
-        if self.0.settings.overwrite {
+        if self.inner.settings.overwrite {
             Existing::Replace
         } else {
             Existing::Refuse
@@ -438,7 +531,7 @@ impl Server {
 
     /// Writes `bytes` as `name` under --out; its `resource_link`.
     fn write(&self, name: &str, bytes: &[u8], media_type: &str) -> Result<ContentBlock, String> {
-        self.0
+        self.inner
             .out
             .write_with(name, bytes, self.existing())
             .map_err(|e| match e {
@@ -452,7 +545,7 @@ impl Server {
                 }
                 e => format!("cannot write {name:?}: {e}"),
             })?;
-        let uri = format!("{}{}", self.0.out_uri, file_uri_part(name));
+        let uri = format!("{}{}", self.inner.out_uri, file_uri_part(name));
         let link = Resource::new(uri, name)
             .with_mime_type(media_type)
             .with_size(bytes.len() as u64);
@@ -461,7 +554,7 @@ impl Server {
 
     /// The code's printed output, capped.
     fn stdout(&self, stdout: &str, dropped: u64) -> Option<String> {
-        let cap = self.0.settings.stdout_chars;
+        let cap = self.inner.settings.stdout_chars;
         let stdout = stdout.trim_end();
         if stdout.is_empty() {
             return None;
@@ -511,7 +604,7 @@ impl Server {
             ));
         };
         let link = self.write(&file, &figure.bytes, "image/png")?;
-        let bound = self.0.image;
+        let bound = self.inner.image;
         let png = figure.bytes.clone();
         let bounded = tokio::task::spawn_blocking(move || image::bound(&png, bound))
             .await
@@ -551,7 +644,7 @@ impl Server {
         let [code] = <[_; 1]>::try_from(tools::arguments(args, &[("code", Kind::Text, true)])?)
             .map_err(|_| "arguments".to_string())?;
         let code = text(&code).to_string();
-        let policy = self.0.policy.clone();
+        let policy = self.inner.policy.clone();
         let report = tokio::task::spawn_blocking(move || {
             Report::from_check(gate::check_bytes(code.as_bytes(), &policy), &policy)
         })
@@ -571,7 +664,7 @@ impl Server {
         args: Option<&rmcp::model::JsonObject>,
     ) -> Result<CallToolResult, String> {
         tools::arguments(args, &[])?;
-        let src = self.0.src.clone();
+        let src = self.inner.src.clone();
         let text = tokio::task::spawn_blocking(move || inputs::describe(src.as_deref()))
             .await
             .map_err(|e| e.to_string())?;

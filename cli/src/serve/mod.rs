@@ -46,7 +46,10 @@ use clap::{Args, ValueEnum};
 use pyward::record::Recorder;
 use pyward::{gate, Backpressure, Executor, Isolation};
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 use tower_http::timeout::RequestBodyTimeoutLayer;
+
+use crate::mcp::http::{McpHttpArgs, McpService, Mount};
 
 use problem::Problem;
 use request::Limits;
@@ -114,6 +117,8 @@ pub struct ServeArgs {
     no_page: bool,
     #[command(flatten)]
     queue: queue::QueueArgs,
+    #[command(flatten)]
+    mcp: McpHttpArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -207,11 +212,31 @@ fn start(args: ServeArgs) -> Result<u8, String> {
     let policy = gate::Policy::figures();
     let recorder = args.records.map(Recorder::new);
     let app = Arc::new(App::new(policy, limits, recorder, queue));
-    let router = router(Arc::clone(&app), token, !args.no_page);
+    let mcp_stop = CancellationToken::new();
+    let mcp = args.mcp.service(Mount {
+        token: token.is_some(),
+        max_body: app.limits.max_body,
+        timeout_secs: args.timeout,
+        memory_mib: args.memory,
+        policy: &app.policy,
+        service: app.service.clone(),
+        admit: Arc::new(state::McpDoor(Arc::clone(&app))),
+        stop: mcp_stop.clone(),
+    })?;
+    let router = router(Arc::clone(&app), token, !args.no_page, mcp);
     let grace = Duration::from_secs_f64(args.grace);
     let max_connections = usize::try_from(args.max_connections).unwrap_or(usize::MAX);
     let listen = (!args.queue.no_http).then_some(args.listen);
-    let code = runtime.block_on(run(app, router, builder, listen, max_connections, grace));
+    let serving = run(
+        app,
+        router,
+        builder,
+        listen,
+        max_connections,
+        grace,
+        &mcp_stop,
+    );
+    let code = runtime.block_on(serving);
     // A pool still warming up when a signal came: its thread is not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(code)
@@ -226,6 +251,7 @@ async fn run(
     listen: Option<SocketAddr>,
     max_connections: usize,
     grace: Duration,
+    mcp_stop: &CancellationToken,
 ) -> u8 {
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut server = None;
@@ -296,6 +322,8 @@ async fn run(
         // Stops within one blocking read once the drain is seen.
         let _ = tokio::time::timeout(Duration::from_secs(5), consumer).await;
     }
+    // MCP sessions end (their event streams too), and with them any call still running.
+    mcp_stop.cancel();
     let _ = stop_tx.send(true);
     if let Some(server) = server {
         let _ = server.await;
@@ -320,12 +348,18 @@ async fn shutdown_signal() -> &'static str {
     }
 }
 
-/// The routes: jobs, check, runs, pool and metrics behind the token; probes, the API
-/// description and the page (a static shell that holds no data) open.
-fn router(app: Arc<App>, token: Option<auth::Token>, with_page: bool) -> Router {
+/// The routes: jobs, check, runs, pool, metrics and MCP (with `--mcp-out`) behind the
+/// token; probes, the API description and the page (a static shell that holds no data)
+/// open.
+fn router(
+    app: Arc<App>,
+    token: Option<auth::Token>,
+    with_page: bool,
+    mcp: Option<McpService>,
+) -> Router {
     let max_body = app.limits.max_body;
     let body_timeout = app.limits.body_timeout;
-    let protected = Router::new()
+    let mut protected = Router::new()
         .route("/v1/jobs", post(jobs::submit))
         .route("/v1/check", post(jobs::check))
         .route("/v1/jobs/{id}", get(queued::result))
@@ -337,8 +371,12 @@ fn router(app: Arc<App>, token: Option<auth::Token>, with_page: bool) -> Router 
         )
         .route("/v1/runs/{name}/replay", post(runs::replay))
         .route("/v1/pool", get(pool::pool))
-        .route("/metrics", get(probes::metrics))
-        .route_layer(middleware::from_fn_with_state(token, auth::require_token));
+        .route("/metrics", get(probes::metrics));
+    if let Some(mcp) = mcp {
+        protected = protected.route_service("/mcp", mcp);
+    }
+    let protected =
+        protected.route_layer(middleware::from_fn_with_state(token, auth::require_token));
     let mut open = Router::new()
         .merge(protected)
         .route("/healthz", get(probes::healthz))

@@ -138,3 +138,13 @@ impl Drop for InFlight {
         }
     }
 }
+
+/// The MCP door's admission (`/mcp`): [`App::admit`], a refusal as its text.
+pub struct McpDoor(pub Arc<App>);
+
+impl crate::mcp::Admit for McpDoor {
+    fn admit(&self) -> Result<(Box<dyn Send>, Executor), String> {
+        let (guard, executor) = self.0.admit().map_err(|p| p.detail)?;
+        Ok((Box::new(guard), executor))
+    }
+}
