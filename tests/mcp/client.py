@@ -287,15 +287,18 @@ async def tools(pyward, src, out):
     print(json.dumps(summary))
 
 
-def http_status(url, headers):
-    """The status of a plain POST of an initialize to `url` with `headers` (a Host of
-    its own, or none of the token)."""
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
+
+
+def post(url, message, headers):
+    """A plain POST of one JSON-RPC message to `url` with `headers` (a Host of its own
+    replaces the real one); the connection and its response, headers read."""
     parsed = urllib.parse.urlsplit(url)
     conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=10)
-    body = json.dumps({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-    })
+    body = json.dumps(message).encode()
     conn.putrequest("POST", parsed.path, skip_host="Host" in headers)
     for name, value in {
         "Content-Type": "application/json",
@@ -304,10 +307,37 @@ def http_status(url, headers):
         **headers,
     }.items():
         conn.putheader(name, value)
-    conn.endheaders(body.encode())
-    status = conn.getresponse().status
+    conn.endheaders(body)
+    return conn, conn.getresponse()
+
+
+def http_status(url, headers):
+    """The status of an initialize POSTed with `headers`."""
+    conn, response = post(url, INITIALIZE, headers)
     conn.close()
-    return status
+    return response.status
+
+
+def spin_and_go_away(url, auth):
+    """Starts a spinning make_figure in a session of plain requests and closes the
+    connection while it runs."""
+    conn, response = post(url, INITIALIZE, auth)
+    assert response.status == 200, response.status
+    session = {**auth, "Mcp-Session-Id": response.getheader("mcp-session-id"), "MCP-Protocol-Version": "2025-06-18"}
+    response.read()
+    conn.close()
+    conn, response = post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    assert response.status == 202, response.status
+    conn.close()
+    call = {
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "make_figure", "arguments": {"name": "gone", "code": "while True:\n    pass\n"}},
+    }
+    conn, response = post(url, call, session)
+    assert response.status == 200, response.status
+    time.sleep(2)
+    conn.sock.shutdown(__import__("socket").SHUT_RDWR)
+    conn.close()
 
 
 async def over_http(url, out, token=""):
@@ -321,6 +351,13 @@ async def over_http(url, out, token=""):
             async with ClientSession(read, write) as session:
                 await first_calls(session, out, summary)
                 await cancel_spin(session, summary)
+                # A client that goes away mid-call: its job is cancelled, so the next
+                # call (one worker) does not wait for the spin's deadline.
+                spin_and_go_away(url, auth)
+                started = time.monotonic()
+                after = await session.call_tool("make_figure", {"name": "after_gone", "code": FIGURE})
+                assert not after.is_error, after
+                summary["after_disconnect_seconds"] = round(time.monotonic() - started, 2)
     port = urllib.parse.urlsplit(url).port
     summary["status"] = {
         "loopback": http_status(url, {**auth, "Host": f"localhost:{port}"}),

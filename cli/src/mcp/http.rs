@@ -13,11 +13,18 @@
 //! and the pool.
 
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use clap::Args;
+use futures_util::Stream;
 use pyward::gate;
+use rmcp::model::{ClientJsonRpcMessage, RequestId};
+use rmcp::transport::common::server_side_http::ServerSseMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::{RestoreOutcome, SessionId};
+use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -25,7 +32,7 @@ use super::{image, Config, Inner, Pool, Server};
 use crate::service::Service;
 
 /// The HTTP service at `/mcp`.
-pub type McpService = StreamableHttpService<Server, LocalSessionManager>;
+pub type McpService = StreamableHttpService<Server, Sessions>;
 
 /// `pyward serve`'s MCP options.
 #[derive(Args, Debug)]
@@ -116,8 +123,129 @@ impl McpHttpArgs {
             .enforce_origin_validation()
             .with_max_request_body_bytes(mount.max_body)
             .with_cancellation_token(mount.stop);
-        let manager = Arc::new(LocalSessionManager::default());
+        let manager = Arc::new(Sessions(Arc::new(LocalSessionManager::default())));
         let session = move || Ok(Server::session(Arc::clone(&inner), None));
         Ok(Some(StreamableHttpService::new(session, manager, http)))
+    }
+}
+
+/// The SDK's sessions in memory, where a call whose client went away is cancelled: the
+/// SDK keeps a call's answer for the client to resume its stream, so a dropped stream
+/// alone would let the job run on to its deadline. A stream dropped before its end is
+/// a `notifications/cancelled` for its request (one that already ended is ignored).
+pub struct Sessions(Arc<LocalSessionManager>);
+
+type Local = LocalSessionManager;
+
+impl SessionManager for Sessions {
+    type Error = <Local as SessionManager>::Error;
+    type Transport = <Local as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        self.0.create_session().await
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<rmcp::model::ServerJsonRpcMessage, Self::Error> {
+        self.0.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.0.has_session(id).await
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.0.close_session(id).await
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let request = match &message {
+            ClientJsonRpcMessage::Request(r) => Some(r.id.clone()),
+            _ => None,
+        };
+        let stream = self.0.create_stream(id, message).await?;
+        Ok(Watched {
+            stream: Box::pin(stream),
+            pending: request.map(|r| (Arc::clone(&self.0), id.clone(), r)),
+        })
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        self.0.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.0.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.0.resume(id, last_event_id).await
+    }
+
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        self.0.restore_session(id).await
+    }
+}
+
+/// A request's answer stream; dropped before its end, it cancels the request.
+struct Watched<S> {
+    stream: Pin<Box<S>>,
+    /// The session and request to cancel, until the stream ends.
+    pending: Option<(Arc<Local>, SessionId, RequestId)>,
+}
+
+impl<S: Stream<Item = ServerSseMessage>> Stream for Watched<S> {
+    type Item = ServerSseMessage;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let next = self.stream.as_mut().poll_next(cx);
+        if let Poll::Ready(None) = next {
+            self.pending = None;
+        }
+        next
+    }
+}
+
+impl<S> Drop for Watched<S> {
+    fn drop(&mut self) {
+        let Some((sessions, session, request)) = self.pending.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let cancelled = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request, "reason": "the client went away"},
+        });
+        let Ok(cancelled) = serde_json::from_value::<ClientJsonRpcMessage>(cancelled) else {
+            return;
+        };
+        runtime.spawn(async move {
+            // A session already closed has nothing left to cancel.
+            let _ = sessions.accept_message(&session, cancelled).await;
+        });
     }
 }
