@@ -106,8 +106,8 @@ enum Command {
     /// sandbox layers this kernel supports.
     Doctor,
     /// Serve the warm pool over HTTP: POST /v1/jobs, POST /v1/check, the run records
-    /// (/v1/runs), /v1/pool, /healthz, /readyz, /metrics, /v1/openapi.json, and a page
-    /// at / to try it (the playground, runs and pool).
+    /// (/v1/runs), /v1/pool, /healthz, /readyz, /metrics, /v1/openapi.json, a page at /
+    /// to try it (the playground, runs and pool), and MCP at /mcp with --mcp-out.
     Serve(Box<serve::ServeArgs>),
     /// Measure your own scripts warm (the pool), fresh (a process forked per job), cold (a
     /// new `python -I` per run) and at the floor (bare exec in a warm interpreter),

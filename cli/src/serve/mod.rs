@@ -6,7 +6,9 @@
 //! With `--queue`, it also consumes jobs from a Redis stream ([`consumer`] over the
 //! wire in [`queue`]) and takes queued jobs over HTTP ([`queued`]); with `--no-http` it
 //! only consumes. Every job, whichever door it came through, runs through the job
-//! service ([`crate::service`]) that [`state::App`] holds.
+//! service ([`crate::service`]) that [`state::App`] holds. With `--mcp-out`, `/mcp`
+//! serves `pyward mcp`'s tools over streamable HTTP on the same pool
+//! ([`crate::mcp::http`]).
 //!
 //! Modules: [`jobs`] (the job and check endpoints), [`runs`] (the run records and their
 //! replay), [`pool`] (the pool view), [`page`] (the page at `/`), [`probes`] (health,
