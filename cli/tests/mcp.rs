@@ -229,13 +229,22 @@ fn streamable_http_in_serve() {
             "{after}: {summary}"
         );
     }
-    let mut answer = pyward_serve::agent()
-        .get(&format!("{}/v1/pool", serve.url))
-        .header("Authorization", &format!("Bearer {token}"))
-        .call()
-        .unwrap();
-    let pool: Value = serde_json::from_str(&answer.body_mut().read_to_string().unwrap()).unwrap();
+    let get = |route: &str| {
+        let mut answer = pyward_serve::agent()
+            .get(&format!("{}{route}", serve.url))
+            .header("Authorization", &format!("Bearer {token}"))
+            .call()
+            .unwrap();
+        answer.body_mut().read_to_string().unwrap()
+    };
+    let pool: Value = serde_json::from_str(&get("/v1/pool")).unwrap();
     assert!(pool["stats"]["forked"].as_u64().unwrap() >= 3, "{pool}");
+    // Both are counted like a /v1 job whose client left.
+    let metrics = get("/metrics");
+    assert!(
+        metrics.contains("pyward_jobs_total{status=\"client_disconnected\"} 2\n"),
+        "{metrics}"
+    );
 
     // Loopback Host and Origin pass; a foreign one is refused, as is a missing token.
     let status = &summary["status"];

@@ -468,7 +468,7 @@ impl Server {
             "mcp-{}",
             self.inner.calls.fetch_add(1, Ordering::Relaxed) + 1
         );
-        let request = service::Request::new(job, Door::Mcp, id);
+        let request = service::Request::new(job, Door::Mcp, id.clone());
         let running = self.inner.service.run(&executor, request);
         tokio::pin!(running);
         let progress = context.meta.get_progress_token();
@@ -489,8 +489,14 @@ impl Server {
         let done = loop {
             tokio::select! {
                 done = &mut running => break done,
-                () = context.ct.cancelled() => return Err("cancelled".into()),
-                () = &mut session_over => return Err("the session ended".into()),
+                () = context.ct.cancelled() => {
+                    self.inner.service.cancelled(Door::Mcp, &id, start.elapsed());
+                    return Err("cancelled".into());
+                }
+                () = &mut session_over => {
+                    self.inner.service.cancelled(Door::Mcp, &id, start.elapsed());
+                    return Err("the session ended".into());
+                }
                 _ = tick.tick(), if progress.is_some() => {
                     if let Some(token) = &progress {
                         let elapsed = start.elapsed().as_secs_f64().floor();

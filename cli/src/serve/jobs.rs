@@ -118,14 +118,8 @@ struct Abandoned<'a> {
 impl Drop for Abandoned<'_> {
     fn drop(&mut self) {
         if !self.answered {
-            self.app.metrics.job_abandoned();
-            let after_ms = ms(self.started.elapsed());
-            tracing::info!(
-                id = self.id,
-                status = "client_disconnected",
-                after_ms,
-                "job cancelled"
-            );
+            let (id, after) = (self.id.to_string(), self.started.elapsed());
+            self.app.service.cancelled(Door::Http, &id, after);
         }
     }
 }

@@ -467,6 +467,19 @@ impl Observer for Metrics {
         }
     }
 
+    fn cancelled(&self, door: Door, id: &str, after: std::time::Duration) {
+        if door != Door::Replay {
+            self.job_abandoned();
+            let after_ms = ms(after);
+            tracing::info!(
+                id,
+                status = "client_disconnected",
+                after_ms,
+                "job cancelled"
+            );
+        }
+    }
+
     fn record_failed(&self, message: &str) {
         tracing::error!("{message}");
     }

@@ -142,14 +142,27 @@ pub fn serve(args: ServeArgs) -> u8 {
 }
 
 fn init_logging(json: bool) {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    // The MCP SDK logs each session's start and end at INFO: its warnings (a refused
+    // Host or Origin) are what belongs in the server's log.
+    let targets = Targets::new()
+        .with_default(LevelFilter::INFO)
+        .with_target("rmcp", LevelFilter::WARN);
     let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_max_level(tracing_subscriber::filter::LevelFilter::INFO)
+        .with_max_level(LevelFilter::INFO)
         .with_target(false);
     if json {
-        builder.json().flatten_event(true).init();
+        builder
+            .json()
+            .flatten_event(true)
+            .finish()
+            .with(targets)
+            .init();
     } else {
-        builder.init();
+        builder.finish().with(targets).init();
     }
 }
 

@@ -12,6 +12,7 @@ pub mod options;
 use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake};
+use std::time::Duration;
 
 use pyward::record::Recorder;
 use pyward::report::Report;
@@ -41,6 +42,9 @@ pub trait Observer: Send + Sync {
     fn answered(&self, _door: Door, _id: &str, _outcome: &Outcome) {}
     /// The executor did not run it (full, shut down, an invalid job).
     fn not_run(&self, _door: Door, _id: &str, _error: &pyward::Error) {}
+    /// It was cancelled `_after` it arrived, unanswered: its client went away or
+    /// cancelled it (the door tells; the job's future was dropped).
+    fn cancelled(&self, _door: Door, _id: &str, _after: Duration) {}
     /// Its run record could not be written; the job's answer stands.
     fn record_failed(&self, message: &str);
 }
@@ -98,6 +102,12 @@ impl Service {
     /// `observer` of every job.
     pub fn new(recorder: Option<Recorder>, observer: Arc<dyn Observer>) -> Service {
         Service { recorder, observer }
+    }
+
+    /// Tells the observer that the door cancelled a job of this service `after` it
+    /// arrived.
+    pub fn cancelled(&self, door: Door, id: &str, after: Duration) {
+        self.observer.cancelled(door, id, after);
     }
 
     /// Where run records go, if anywhere.
