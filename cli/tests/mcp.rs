@@ -262,6 +262,20 @@ fn streamable_http_in_serve() {
 }
 
 #[test]
+fn a_drain_answers_the_call_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let serve = pyward_serve::Serve::start(&["--mcp-out", out.to_str().unwrap()]);
+    let pid = serve.pid().to_string();
+    let stdout = client(
+        "tests/mcp/client.py",
+        &[Path::new("drain"), Path::new(&serve.url), Path::new(&pid)],
+    );
+    assert!(stdout.contains("\"answered\": true"), "{stdout}");
+    assert!(out.join("slow.png").exists());
+}
+
+#[test]
 fn extra_hosts_need_a_token() {
     let dir = tempfile::tempdir().unwrap();
     let run = Command::new(pyward())

@@ -55,6 +55,13 @@ impl Serve {
     }
 }
 
+impl Serve {
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Serve {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -5,6 +5,7 @@ HTTP. Run by cli/tests/mcp.rs:
     client.py tools  PYWARD SRC OUT   # every tool through the SDK; prints a JSON summary
     client.py raw    PYWARD SRC OUT   # malformed frames, stdin closed mid-call
     client.py http   URL OUT [TOKEN]  # /mcp of `pyward serve --mcp-out OUT` at URL
+    client.py drain  URL PID          # SIGTERM to that server while a call runs
 
 Each check raises AssertionError with what it saw; the exit code is non-zero then.
 """
@@ -318,9 +319,9 @@ def http_status(url, headers):
     return response.status
 
 
-def spin_and_go_away(url, auth):
-    """Starts a spinning make_figure in a session of plain requests and closes the
-    connection while it runs."""
+def start_call(url, auth, name, code):
+    """A session of plain requests and a make_figure call in it; the call's connection
+    and response, its headers read."""
     conn, response = post(url, INITIALIZE, auth)
     assert response.status == 200, response.status
     session = {**auth, "Mcp-Session-Id": response.getheader("mcp-session-id"), "MCP-Protocol-Version": "2025-06-18"}
@@ -331,10 +332,16 @@ def spin_and_go_away(url, auth):
     conn.close()
     call = {
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "make_figure", "arguments": {"name": "gone", "code": "while True:\n    pass\n"}},
+        "params": {"name": "make_figure", "arguments": {"name": name, "code": code}},
     }
     conn, response = post(url, call, session)
     assert response.status == 200, response.status
+    return conn, response
+
+
+def spin_and_go_away(url, auth):
+    """Starts a spinning make_figure and closes the connection while it runs."""
+    conn, _ = start_call(url, auth, "gone", "while True:\n    pass\n")
     time.sleep(2)
     conn.sock.shutdown(__import__("socket").SHUT_RDWR)
     conn.close()
@@ -369,6 +376,21 @@ async def over_http(url, out, token=""):
         "wrong_token": http_status(url, {"Authorization": "Bearer " + "x" * 32}),
     }
     print(json.dumps(summary))
+
+
+def drain(url, server_pid):
+    """SIGTERM while a call runs: its answer still comes, whole."""
+    slow = "t = 0\nfor i in range(20_000_000):\n    t += i\nplt.plot([1, 2])\nplt.savefig(OUT)\n"
+    conn, response = start_call(url + "/mcp", {}, "slow", slow)
+    time.sleep(0.5)
+    os.kill(int(server_pid), 15)
+    conn.sock.settimeout(30)
+    lines = response.read().decode().splitlines()
+    answers = [json.loads(line[len("data: "):]) for line in lines if line.startswith("data: {")]
+    assert len(answers) == 1 and answers[0]["id"] == 2, answers
+    result = answers[0]["result"]
+    assert not result.get("isError") and result["content"][0]["type"] == "image", result
+    print(json.dumps({"answered": True}))
 
 
 def descendants(pid):
@@ -469,6 +491,8 @@ def main():
     scenario, *args = sys.argv[1:]
     if scenario == "http":
         asyncio.run(over_http(*args))
+    elif scenario == "drain":
+        drain(*args)
     elif scenario == "tools":
         asyncio.run(tools(*args))
     elif scenario == "raw":

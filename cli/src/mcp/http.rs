@@ -112,7 +112,7 @@ impl McpHttpArgs {
             image: image::Bound::default(),
             stdout_chars: super::DEFAULT_STDOUT_CHARS,
         };
-        let pool = Pool::Admitted(mount.admit);
+        let pool = Pool::Admitted(Arc::clone(&mount.admit));
         let inner: Arc<Inner> =
             Arc::new(config.shared(pool, mount.service, mount.policy.clone(), "--mcp-")?);
         let hosts = LOOPBACK_HOSTS.iter().map(|h| h.to_string());
@@ -123,7 +123,10 @@ impl McpHttpArgs {
             .enforce_origin_validation()
             .with_max_request_body_bytes(mount.max_body)
             .with_cancellation_token(mount.stop);
-        let manager = Arc::new(Sessions(Arc::new(LocalSessionManager::default())));
+        let manager = Arc::new(Sessions {
+            local: Arc::new(LocalSessionManager::default()),
+            admit: mount.admit,
+        });
         let session = move || Ok(Server::session(Arc::clone(&inner), None));
         Ok(Some(StreamableHttpService::new(session, manager, http)))
     }
@@ -133,7 +136,12 @@ impl McpHttpArgs {
 /// SDK keeps a call's answer for the client to resume its stream, so a dropped stream
 /// alone would let the job run on to its deadline. A stream dropped before its end is
 /// a `notifications/cancelled` for its request (one that already ended is ignored).
-pub struct Sessions(Arc<LocalSessionManager>);
+/// And a drain waits for each request's answer stream to end, not only for its job:
+/// the sessions end when the drain is over, and an answer not yet sent would be lost.
+pub struct Sessions {
+    local: Arc<LocalSessionManager>,
+    admit: Arc<dyn super::Admit>,
+}
 
 type Local = LocalSessionManager;
 
@@ -142,7 +150,7 @@ impl SessionManager for Sessions {
     type Transport = <Local as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.0.create_session().await
+        self.local.create_session().await
     }
 
     async fn initialize_session(
@@ -150,15 +158,15 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<rmcp::model::ServerJsonRpcMessage, Self::Error> {
-        self.0.initialize_session(id, message).await
+        self.local.initialize_session(id, message).await
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        self.0.has_session(id).await
+        self.local.has_session(id).await
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.0.close_session(id).await
+        self.local.close_session(id).await
     }
 
     async fn create_stream(
@@ -170,10 +178,13 @@ impl SessionManager for Sessions {
             ClientJsonRpcMessage::Request(r) => Some(r.id.clone()),
             _ => None,
         };
-        let stream = self.0.create_stream(id, message).await?;
+        // Not admitted (warming up, draining): no job will run for it either.
+        let in_flight = request.is_some().then(|| self.admit.admit().ok()).flatten();
+        let stream = self.local.create_stream(id, message).await?;
         Ok(Watched {
             stream: Box::pin(stream),
-            pending: request.map(|r| (Arc::clone(&self.0), id.clone(), r)),
+            pending: request.map(|r| (Arc::clone(&self.local), id.clone(), r)),
+            _in_flight: in_flight.map(|(guard, _)| guard),
         })
     }
 
@@ -182,14 +193,14 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
-        self.0.accept_message(id, message).await
+        self.local.accept_message(id, message).await
     }
 
     async fn create_standalone_stream(
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.0.create_standalone_stream(id).await
+        self.local.create_standalone_stream(id).await
     }
 
     async fn resume(
@@ -197,14 +208,14 @@ impl SessionManager for Sessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.0.resume(id, last_event_id).await
+        self.local.resume(id, last_event_id).await
     }
 
     async fn restore_session(
         &self,
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        self.0.restore_session(id).await
+        self.local.restore_session(id).await
     }
 }
 
@@ -213,6 +224,8 @@ struct Watched<S> {
     stream: Pin<Box<S>>,
     /// The session and request to cancel, until the stream ends.
     pending: Option<(Arc<Local>, SessionId, RequestId)>,
+    /// Counted in flight for a drain until the stream ends.
+    _in_flight: Option<Box<dyn Send + Sync>>,
 }
 
 impl<S: Stream<Item = ServerSseMessage>> Stream for Watched<S> {
@@ -222,6 +235,7 @@ impl<S: Stream<Item = ServerSseMessage>> Stream for Watched<S> {
         let next = self.stream.as_mut().poll_next(cx);
         if let Poll::Ready(None) = next {
             self.pending = None;
+            self._in_flight = None;
         }
         next
     }

@@ -320,7 +320,7 @@ pub enum Pool {
 pub trait Admit: Send + Sync {
     /// The executor for one job and a guard held while it runs; `Err`: why no job is
     /// taken now (warming up, draining).
-    fn admit(&self) -> Result<(Box<dyn Send>, Executor), String>;
+    fn admit(&self) -> Result<(Box<dyn Send + Sync>, Executor), String>;
 }
 
 /// The server's state, shared by every session and call.
@@ -430,7 +430,7 @@ impl Server {
 
     /// The warm executor (waiting for its own pool's warm-up), with the server's guard
     /// for the job.
-    async fn executor(&self) -> Result<(Option<Box<dyn Send>>, Executor), String> {
+    async fn executor(&self) -> Result<(Option<Box<dyn Send + Sync>>, Executor), String> {
         let pool = match &self.inner.pool {
             Pool::Own(pool) => pool,
             Pool::Admitted(server) => return server.admit().map(|(g, e)| (Some(g), e)),

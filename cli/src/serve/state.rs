@@ -143,7 +143,7 @@ impl Drop for InFlight {
 pub struct McpDoor(pub Arc<App>);
 
 impl crate::mcp::Admit for McpDoor {
-    fn admit(&self) -> Result<(Box<dyn Send>, Executor), String> {
+    fn admit(&self) -> Result<(Box<dyn Send + Sync>, Executor), String> {
         let (guard, executor) = self.0.admit().map_err(|p| p.detail)?;
         Ok((Box::new(guard), executor))
     }
