@@ -643,21 +643,28 @@ fn listening_beyond_loopback_needs_a_token() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("shorter than"));
 }
 
+/// Sends an endless job on a raw connection and does not read the answer: the job runs
+/// until the connection is dropped (its client left) or the server's timeout.
+fn endless_job(server: &Server) -> TcpStream {
+    let body = serde_json::to_vec(&json!({"code": SPIN})).unwrap();
+    let mut stream = TcpStream::connect(&server.addr).unwrap();
+    write!(
+        stream,
+        "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(&body).unwrap();
+    stream
+}
+
 #[test]
 fn a_full_queue_answers_429_and_a_client_that_leaves_frees_its_worker() {
     let server = start(&["--workers", "1", "--queue-depth", "1", "--timeout", "30"]);
     let before: Vec<u32> = server.descendants();
 
     // The one worker runs an endless job whose client then hangs up.
-    let body = serde_json::to_vec(&json!({"code": SPIN})).unwrap();
-    let mut leaving = TcpStream::connect(&server.addr).unwrap();
-    write!(
-        leaving,
-        "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
-    leaving.write_all(&body).unwrap();
+    let leaving = endless_job(&server);
     assert!(wait_until(Duration::from_secs(10), || server
         .metric("pyward_workers", "state=\"busy\"")
         == 1.0));
@@ -701,6 +708,67 @@ fn a_full_queue_answers_429_and_a_client_that_leaves_frees_its_worker() {
         1.0
     );
     assert!(server.metric("pyward_http_responses_total", "code=\"429\"") >= 1.0);
+}
+
+/// Issue 36: a refused job is told to wait the measured time between answers, not a
+/// second: two closed-loop clients keep the one worker and the one queued place busy
+/// with jobs of tens of milliseconds, then both places are held and the next job is
+/// refused. Relations only: the advice is under a second, no longer than the longest
+/// wait the clients saw between two answers (with room for delivery), and
+/// `Retry-After` is its whole seconds rounded up.
+#[test]
+fn a_refusal_advises_the_measured_time_between_answers() {
+    let server = start(&["--workers", "1", "--queue-depth", "1", "--timeout", "30"]);
+    let url = server.url("");
+    let body = json!({"code": "print(1)"}).to_string();
+    let answers = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                let agent = load::agent(Duration::from_secs(60));
+                for _ in 0..15 {
+                    let answer = load::post(&agent, &url, &body);
+                    assert_eq!(answer.status, 200, "{}", answer.text);
+                    answers.lock().unwrap().push(Instant::now());
+                }
+            });
+        }
+    });
+    let mut answers = answers.into_inner().unwrap();
+    answers.sort();
+    let longest = answers.windows(2).map(|w| w[1] - w[0]).max().unwrap();
+
+    // Both places held: an endless job whose client leaves later, and one queued.
+    let leaving = endless_job(&server);
+    assert!(wait_until(Duration::from_secs(10), || server
+        .metric("pyward_jobs_unanswered", "")
+        == 1.0));
+    let queued = {
+        let (url, body) = (url.clone(), body.clone());
+        std::thread::spawn(move || load::post(&load::agent(Duration::from_secs(60)), &url, &body))
+    };
+    assert!(wait_until(Duration::from_secs(10), || server
+        .metric("pyward_jobs_unanswered", "")
+        == 2.0));
+    let full = server.post_json("/v1/jobs", &json!({"code": "print(1)"}));
+    let problem = full.problem(429, "queue_full");
+    let advised = problem["retry_after_ms"].as_u64().unwrap();
+    assert!(
+        (1..1000).contains(&advised),
+        "{advised} ms for jobs answered at most {longest:?} apart"
+    );
+    let slack = Duration::from_millis(250);
+    assert!(
+        Duration::from_millis(advised) <= longest + slack,
+        "{advised} ms for jobs answered at most {longest:?} apart"
+    );
+    eprintln!("advised {advised} ms; answers at most {longest:?} apart");
+    let seconds = advised.div_ceil(1000).max(1).to_string();
+    assert_eq!(full.header("retry-after"), Some(seconds.as_str()));
+
+    drop(leaving);
+    let answer = queued.join().unwrap();
+    assert_eq!(answer.status, 200, "{}", answer.text);
 }
 
 /// Sends `head` (and `body`, then nothing more) on a raw connection; the answer, read

@@ -22,8 +22,9 @@ struct PlaceState {
     unanswered: usize,
     /// Callers waiting for a free place.
     wakers: Vec<Waker>,
-    /// The last answer given while every worker had a job (`None`: the pool was not
-    /// saturated at the last answer, so the next interval says nothing of its rate).
+    /// The last answer after which every worker still had a job (`None`: a worker was
+    /// left without one, so the time to the next answer says nothing of the drain rate:
+    /// it may hold idle time).
     last_busy_answer: Option<Instant>,
     /// Moving average of the time between answers of a saturated pool, in seconds.
     interval: Option<f64>,
@@ -73,18 +74,25 @@ impl Places {
 
     /// A job was answered (or cancelled, or dropped unanswered): its place is free.
     pub(crate) fn release(&self) {
-        let now = Instant::now();
+        self.release_at(Instant::now());
+    }
+
+    /// [`release`](Self::release) at `now`. The time since the previous answer is one
+    /// measure of the drain rate when every worker had a job all along: the previous
+    /// answer left at least `workers` jobs unanswered (none is answered in between, and
+    /// admissions only add jobs).
+    fn release_at(&self, now: Instant) {
         let wakers = {
             let mut state = self.state.lock();
-            let saturated = state.unanswered >= self.workers;
-            state.unanswered = state.unanswered.saturating_sub(1);
-            if let (true, Some(last)) = (saturated, state.last_busy_answer) {
-                let took = now.duration_since(last).as_secs_f64();
+            if let Some(last) = state.last_busy_answer {
+                let took = now.saturating_duration_since(last).as_secs_f64();
                 state.interval = Some(match state.interval {
                     Some(avg) => avg + INTERVAL_WEIGHT * (took - avg),
                     None => took,
                 });
             }
+            state.unanswered = state.unanswered.saturating_sub(1);
+            let saturated = state.unanswered >= self.workers;
             state.last_busy_answer = saturated.then_some(now);
             std::mem::take(&mut state.wakers)
         };
@@ -133,5 +141,94 @@ impl Drop for Place {
 fn wake_all(wakers: Vec<Waker>) {
     for w in wakers {
         w.wake();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// The advised wait in milliseconds, rounded to a microsecond (the average is a float).
+    fn advised(places: &Places) -> f64 {
+        let ms = places.full().retry_after.as_secs_f64() * 1000.0;
+        (ms * 1000.0).round() / 1000.0
+    }
+
+    /// Takes `n` places (kept: the test releases them by `release_at`).
+    fn admit(places: &Arc<Places>, n: usize) {
+        for _ in 0..n {
+            std::mem::forget(places.take(None).expect("a free place"));
+        }
+    }
+
+    #[test]
+    fn before_any_measure_a_refused_job_waits_a_second() {
+        let places = Arc::new(Places::new(2, 2));
+        admit(&places, 4);
+        assert!(places.take(None).is_none());
+        let full = places.full();
+        assert_eq!((full.workers, full.depth), (2, 2));
+        assert_eq!(full.retry_after, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn answers_of_a_saturated_pool_measure_the_wait_as_a_moving_average() {
+        let places = Arc::new(Places::new(1, 1));
+        let t0 = Instant::now();
+        admit(&places, 2);
+        // The first answer starts the measure: nothing to say yet.
+        places.release_at(t0);
+        assert_eq!(places.full().retry_after, Duration::from_secs(1));
+        admit(&places, 1);
+        places.release_at(t0 + ms(20));
+        assert_eq!(places.full().retry_after, ms(20));
+        admit(&places, 1);
+        places.release_at(t0 + ms(50));
+        // 20 ms, then 30: the newest weighs a fifth.
+        assert_eq!(advised(&places), 22.0);
+        assert_eq!(places.unanswered(), 1);
+    }
+
+    #[test]
+    fn idle_time_is_not_a_drain_interval() {
+        // One worker: each answer after which the worker had nothing to do ends the
+        // measure, so an hour without jobs does not become an hour's wait.
+        let places = Arc::new(Places::new(1, 1));
+        let t0 = Instant::now();
+        admit(&places, 2);
+        places.release_at(t0);
+        places.release_at(t0 + ms(10));
+        assert_eq!(places.full().retry_after, ms(10));
+        let later = t0 + Duration::from_secs(3600);
+        admit(&places, 2);
+        places.release_at(later);
+        assert_eq!(places.full().retry_after, ms(10));
+        places.release_at(later + ms(30));
+        assert_eq!(advised(&places), 14.0);
+
+        // Two workers, one of them idle between the answers: not measured either.
+        let places = Arc::new(Places::new(2, 2));
+        admit(&places, 2);
+        places.release_at(t0);
+        admit(&places, 1);
+        places.release_at(t0 + ms(500));
+        assert_eq!(places.full().retry_after, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn the_advised_wait_is_bounded() {
+        let places = Arc::new(Places::new(1, 0));
+        let t0 = Instant::now();
+        admit(&places, 1);
+        // Two answers at the same instant: still a millisecond to wait.
+        places.state.lock().last_busy_answer = Some(t0);
+        places.release_at(t0);
+        assert_eq!(places.full().retry_after, ms(1));
+        places.state.lock().interval = Some(1e9);
+        assert_eq!(places.full().retry_after, Duration::from_secs(60));
     }
 }
