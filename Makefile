@@ -101,7 +101,7 @@ arch: venv
 # drawn by a pyward job). About 5-10 minutes on 2 cores. A quick trial:
 # `make bench BENCH_SCALE=0.1` (iteration counts scaled down; the report says TRIAL).
 BENCH_SCALE ?= 1
-BENCHES     := warm_vs_cold recycle throughput memory modes gate serve queue tables
+BENCHES     := warm_vs_cold recycle throughput memory modes gate serve queue tables mcp
 
 bench: venv redis-server
 	rm -rf $(or $(CARGO_TARGET_DIR),target)/pyward-bench
