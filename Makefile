@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 # pyo3 and build.rs embed the virtualenv's interpreter.
 export PYO3_PYTHON := $(abspath $(PY))
 
-.PHONY: venv build demo test test-ui web web-check lint arch bench profile soak fuzz-api \
+.PHONY: venv build demo test test-long test-ui web web-check lint arch bench profile soak fuzz-api \
 	redis-server chromium mcp-client clean
 
 $(VENV)/.installed: python/requirements.txt
@@ -49,6 +49,13 @@ mcp-client: $(MCP_VENV)/.installed
 test: venv redis-server mcp-client
 	PYWARD_MCP_PYTHON=$(abspath $(MCP_VENV))/bin/python cargo test --workspace
 	$(MAKE) test-ui
+
+# The long tests, left out of `make test` (#[ignore]): the closed-loop load on
+# `pyward serve` (four loads of 30 s; PYWARD_LOAD_SECONDS shortens them) and the
+# measurements the tests keep for running by hand.
+test-long: venv redis-server mcp-client
+	cargo build --workspace --bins
+	PYWARD_MCP_PYTHON=$(abspath $(MCP_VENV))/bin/python cargo test --workspace -- --ignored
 
 # The page `pyward serve` serves at / (cli/web: Vite + TypeScript + CodeMirror). Its
 # built files are committed in cli/web/dist and embedded in the binary, so building

@@ -895,8 +895,9 @@ fn every_error_is_a_problem_and_out_name_is_one_plain_name() {
 /// workers, queue depth 2, every untenanted job on a fresh worker, so every worker is
 /// replaced after each answer), as many closed-loop clients as there are places are
 /// never refused and serve as many jobs a second as open-loop overload does; one client
-/// more is refused only for its excess (at most one refusal per answer, each followed by
-/// the advised wait).
+/// more is refused only for its excess: never while another client is waiting out a
+/// refusal (the two of them and the holders of the places would be one client too
+/// many), and at most once per answer.
 #[test]
 #[ignore = "long: four loads of 30 s"]
 fn closed_loop_clients_as_many_as_places_are_never_refused() {
@@ -921,7 +922,9 @@ fn closed_loop_clients_as_many_as_places_are_never_refused() {
     let beyond = load::closed_loop(&url, places + 1, &body, length);
     eprintln!("{} closed-loop clients: {beyond:?}", places + 1);
     assert_eq!(beyond.other, 0, "{beyond:?}");
-    // One client's worth: after each refusal it waits the advised time, about one answer.
+    // One client's worth: only one client at a time is refused, and after each refusal
+    // it waits the advised time, about one answer.
+    assert_eq!(beyond.refused_beside_another, 0, "{beyond:?}");
     assert!(beyond.refused <= beyond.answered, "{beyond:?}");
     assert_eq!(server.metric("pyward_jobs_unanswered", ""), 0.0);
 }

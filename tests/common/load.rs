@@ -17,6 +17,12 @@ pub struct Load {
     pub refused: usize,
     /// Anything else (another status, a transport error).
     pub other: usize,
+    /// Closed loop: 429s whose whole request fell while another client was surely
+    /// waiting out a 429 of its own (from the refusal it read to the next request it
+    /// sent). With one client more than places, such a refusal means a place was held
+    /// that no client's job needed: the client refused, the waiting one and the places'
+    /// holders are one more than the clients there are.
+    pub refused_beside_another: usize,
     /// How long the load ran.
     pub seconds: f64,
 }
@@ -127,32 +133,73 @@ fn counted(run: impl FnOnce()) -> Load {
         answered: COUNTS[0].load(Ordering::SeqCst),
         refused: COUNTS[1].load(Ordering::SeqCst),
         other: COUNTS[2].load(Ordering::SeqCst),
+        refused_beside_another: 0,
         seconds: started.elapsed().as_secs_f64(),
     };
     RUNNING.store(false, Ordering::SeqCst);
     load
 }
 
+/// One 429 of a closed-loop client: when its request went, when the refusal came back,
+/// and when the client sent its next request (or stopped).
+#[derive(Debug, Clone, Copy)]
+struct Refusal {
+    client: usize,
+    sent: Instant,
+    refused: Instant,
+    next: Option<Instant>,
+}
+
 /// `clients` threads, each on its own keep-alive connection, sending `body` again as
 /// soon as it hears back (after a 429, after the advised wait) until `length` is over.
 pub fn closed_loop(url: &str, clients: usize, body: &str, length: Duration) -> Load {
-    counted(|| {
+    let refusals = std::sync::Mutex::new(Vec::new());
+    let mut load = counted(|| {
         let until = Instant::now() + length;
         std::thread::scope(|s| {
-            for _ in 0..clients {
-                s.spawn(|| {
+            for client in 0..clients {
+                let refusals = &refusals;
+                s.spawn(move || {
                     let agent = agent(CLIENT_LIMIT);
+                    let mut mine: Vec<Refusal> = Vec::new();
                     while Instant::now() < until {
+                        let sent = Instant::now();
+                        if let Some(last) = mine.last_mut() {
+                            last.next.get_or_insert(sent);
+                        }
                         let answer = post(&agent, url, body);
+                        let refused = Instant::now();
                         count(answer.status);
                         if let Some(wait) = answer.retry_after() {
+                            let next = None;
+                            mine.push(Refusal {
+                                client,
+                                sent,
+                                refused,
+                                next,
+                            });
                             std::thread::sleep(wait);
                         }
                     }
+                    if let Some(last) = mine.last_mut() {
+                        last.next.get_or_insert_with(Instant::now);
+                    }
+                    refusals.lock().unwrap().extend(mine);
                 });
             }
         });
-    })
+    });
+    let refusals = refusals.into_inner().unwrap();
+    load.refused_beside_another = refusals
+        .iter()
+        .filter(|b| {
+            refusals.iter().any(|a| {
+                let waiting = a.refused..=a.next.unwrap_or(a.refused);
+                a.client != b.client && waiting.contains(&b.sent) && waiting.contains(&b.refused)
+            })
+        })
+        .count();
+    load
 }
 
 /// Open-loop arrivals: `rate` requests a second for `length`, whatever comes back,
