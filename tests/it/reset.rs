@@ -1,6 +1,8 @@
 //! One job must never break the next: whatever state a job leaves behind, the next job on
 //! the same worker runs as on a fresh one, or the worker is retired first.
 
+use std::time::Duration;
+
 use crate::common;
 
 use pyward::{Executor, Job, Outcome, RetireReason};
@@ -230,7 +232,17 @@ fn the_job_quota_is_reported_as_a_retirement() {
         .build()
         .unwrap();
     let a = exec.run(Job::new(ORDINARY)).unwrap();
-    let b = exec.run(Job::new(ORDINARY)).unwrap();
     assert!(a.retired.is_none());
+    assert_eq!(exec.stats().retired.job_quota, 0);
+    let b = exec.run(Job::new(ORDINARY)).unwrap();
     assert_eq!(b.retired.as_ref().unwrap().reason, RetireReason::JobQuota);
+    // Counted under its own reason (what /metrics and /v1/pool show), not `other`; the
+    // count follows the answer.
+    assert!(
+        common::wait_until(Duration::from_secs(10), || exec.stats().retired.job_quota
+            == 1),
+        "{:?}",
+        exec.stats().retired
+    );
+    assert_eq!(exec.stats().retired.other, 0, "{:?}", exec.stats().retired);
 }
