@@ -275,6 +275,8 @@ test("the pool shows workers, latency and the worker the timeout replaced", asyn
   const busy = Number(await page.textContent("#card-busy .value"));
   const idle = Number(await page.textContent("#card-idle .value"));
   assert.equal(busy + idle, 2, "two workers");
+  // Admission's count: every job answered, of 2 workers + a queue of one per worker.
+  assert.equal(await page.textContent("#card-places .value"), "0 of 4 places");
   const jobs = Number(await page.textContent("#latency [data-step=total] td:nth-child(2)"));
   assert.equal(jobs, 5, "the five runs of this server (a replay is not a job)");
   assert.match(await page.textContent("#replacements"), /killed: timeout/);

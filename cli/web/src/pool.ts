@@ -1,6 +1,8 @@
-// The pool view: workers busy and idle, the queue, retirements and recent replacements
-// with their causes, latency quantiles; all from GET /v1/pool (the numbers of /metrics),
-// refreshed every two seconds while the view is open.
+// The pool view: workers busy and idle, the queue, the places jobs hold (what admission
+// counts: jobs not answered yet, of workers + queue depth; a job is refused when all are
+// taken), retirements and recent replacements with their causes, latency quantiles; all
+// from GET /v1/pool (the numbers of /metrics), refreshed every two seconds while the view
+// is open.
 
 import { call } from "./api";
 import { bytes, h, ms, replace } from "./dom";
@@ -32,6 +34,7 @@ function poolView(view: PoolView): HTMLElement[] {
   const out: HTMLElement[] = [h("h2", {}, "Pool ", h("span", { id: "pool-state", class: "muted" }, state))];
   if (s) {
     const idle = s.workers.length - s.busy;
+    const places = s.max_workers + s.queue_depth;
     out.push(
       h(
         "div",
@@ -39,6 +42,7 @@ function poolView(view: PoolView): HTMLElement[] {
         card("Busy", s.busy, "busy"),
         card("Idle", idle, "idle"),
         card("Queue depth", s.queued, "queued"),
+        card("Unanswered jobs", `${s.unanswered} of ${places} places`, "places"),
         card("Workers", `${s.workers.length} of ${s.max_workers}`, "workers"),
         card("Forked", s.forked, "forked"),
         card("Cold starts", s.cold_fallbacks, "cold"),

@@ -146,6 +146,8 @@ export interface PoolView {
     workers: WorkerStats[];
     busy: number;
     queued: number;
+    unanswered: number;
+    queue_depth: number;
     min_workers: number;
     max_workers: number;
     forked: number;
