@@ -482,10 +482,17 @@ fn check_inputs(job: &Job, policy: &gate::Policy) -> Result<()> {
     }
     for source in &job.sources {
         if let crate::job::Source::Bytes { name, .. } = source {
-            if crate::workspace::plain_relative(name).is_none() {
-                return Err(Error::InvalidJob(format!(
-                    "input name {name:?} is not a plain relative path"
-                )));
+            // The names a run record can store its inputs under (no control character,
+            // no backslash, bounded), so that every job the pool takes can be recorded.
+            let why = match crate::output_dir::check_relative_path(name) {
+                Err(why) => Some(why.to_string()),
+                Ok(()) => crate::workspace::plain_relative(name)
+                    .is_none()
+                    .then(|| "not a plain relative path".to_string()),
+            };
+            if let Some(why) = why {
+                let shown = crate::outcome::head_chars(name, 80);
+                return Err(Error::InvalidJob(format!("input name {shown:?}: {why}")));
             }
         }
     }

@@ -421,10 +421,21 @@ fn missing_inputs_are_an_invalid_job_error() {
         .run(Job::new("plt.savefig(OUT)").src_dir("/nonexistent/pyward-input"))
         .unwrap_err();
     assert!(matches!(err, Error::InvalidJob(_)), "{err}");
-    let err = exec
-        .run(Job::new("plt.savefig(OUT)").src_bytes("../escape.csv", vec![1]))
-        .unwrap_err();
-    assert!(matches!(err, Error::InvalidJob(_)), "{err}");
+    // Names a run record could not store its inputs under are refused too: a C1
+    // control character, a backslash, an empty component.
+    for name in [
+        "../escape.csv",
+        "a\u{85}b.csv",
+        "a\\b.csv",
+        "sub//b.csv",
+        "",
+    ] {
+        let err = exec
+            .run(Job::new("plt.savefig(OUT)").src_bytes(name, vec![1]))
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidJob(_)), "{name:?}: {err}");
+        assert!(err.to_string().contains("input name"), "{name:?}: {err}");
+    }
     expect_ok(
         &exec
             .run(Job::new("plt.plot([1]); plt.savefig(OUT)"))

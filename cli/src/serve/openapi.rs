@@ -2,8 +2,9 @@
 //! annotations (utoipa), with the report's schema taken from the library's published
 //! JSON Schema — the same one every report is tested against — so neither can drift.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
+use axum::extract::State;
 use serde_json::Value;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -13,7 +14,8 @@ use super::queued::Pending;
 use super::request::{CheckRequest, JobForm};
 use super::runs::{RunList, RunSummary};
 use super::schemas::{Png, Report};
-use crate::service::options::{JobOptions, JobRequest};
+use super::state::App;
+use crate::service::options::{Ceiling, JobOptions, JobRequest};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -59,24 +61,33 @@ impl Modify for BearerAuth {
     path = "/v1/openapi.json",
     responses((status = 200, description = "The OpenAPI 3.1 description of this API", content_type = "application/json")),
 )]
-pub async fn openapi_json() -> axum::response::Response {
+pub async fn openapi_json(State(app): State<Arc<App>>) -> axum::response::Response {
     use axum::response::IntoResponse;
     (
         [(axum::http::header::CONTENT_TYPE, "application/json")],
-        document(),
+        document(&app.limits.ceiling()),
     )
         .into_response()
 }
 
-/// The document as JSON text (built once).
-pub fn document() -> &'static str {
-    static DOC: OnceLock<String> = OnceLock::new();
-    DOC.get_or_init(|| {
-        let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the document serializes");
-        splice_report_schema(&mut doc);
-        describe_form(&mut doc);
-        serde_json::to_string_pretty(&doc).expect("the document serializes")
-    })
+/// The document as JSON text, with this server's maxima for a job's own limits.
+pub fn document(ceiling: &Ceiling) -> String {
+    static DOC: OnceLock<Value> = OnceLock::new();
+    let mut doc = DOC
+        .get_or_init(|| {
+            let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the document serializes");
+            splice_report_schema(&mut doc);
+            describe_form(&mut doc);
+            describe_base64(&mut doc);
+            doc
+        })
+        .clone();
+    if let Some(options) = doc.pointer_mut("/components/schemas/JobOptions/properties") {
+        let max_ms = u64::try_from(ceiling.max_timeout.as_millis()).unwrap_or(u64::MAX);
+        options["timeout_ms"]["maximum"] = max_ms.into();
+        options["memory_mib"]["maximum"] = ceiling.max_memory_mib.into();
+    }
+    serde_json::to_string_pretty(&doc).expect("the document serializes")
 }
 
 /// Puts the report's JSON Schema in `components.schemas.Report`, its `$defs` beside it
@@ -135,6 +146,31 @@ fn describe_form(doc: &mut Value) {
     }
 }
 
+/// Standard base64, padded, as the server decodes it: the last symbol before padding
+/// carries no stray bits.
+const BASE64: &str =
+    "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=|[A-Za-z0-9+/][AQgw]==)?$";
+
+/// A JSON job's `inputs` and `arrays` values are base64 (the arrays' bytes `.npy` files).
+fn describe_base64(doc: &mut Value) {
+    if let Some(job) = doc.pointer_mut("/components/schemas/JobRequest/properties") {
+        for (field, media) in [("inputs", None), ("arrays", Some("application/x-npy"))] {
+            let mut value = serde_json::json!({
+                "type": "string",
+                "contentEncoding": "base64",
+                "pattern": BASE64,
+            });
+            if let Some(media) = media {
+                value["contentMediaType"] = media.into();
+            }
+            job[field]["additionalProperties"] = value;
+        }
+        // An array's name is a Python identifier (ASCII); the gate's own names and
+        // keywords, refused too, are no pattern.
+        job["arrays"]["propertyNames"] = serde_json::json!({"pattern": "^[A-Za-z][A-Za-z0-9_]*$"});
+    }
+}
+
 fn rewrite_refs(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -156,16 +192,26 @@ fn rewrite_refs(value: &mut Value) {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use base64::Engine as _;
+
+    use crate::service::options::Ceiling;
+
     #[test]
     fn the_document_carries_the_report_schema_with_resolvable_references() {
-        let doc: serde_json::Value = serde_json::from_str(super::document()).unwrap();
+        let ceiling = Ceiling {
+            max_timeout: Duration::from_millis(7500),
+            max_memory_mib: 900,
+        };
+        let text = super::document(&ceiling);
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(doc["openapi"].as_str().unwrap().get(..3), Some("3.1"));
         let schemas = &doc["components"]["schemas"];
         assert_eq!(
             schemas["Report"]["properties"]["schema_version"]["const"],
             1
         );
-        let text = super::document();
         assert!(
             !text.contains("#/$defs/"),
             "a reference was left unrewritten"
@@ -183,6 +229,33 @@ mod tests {
         );
         assert_eq!(schemas["JobForm"]["additionalProperties"], false);
         assert_eq!(schemas["JobForm"]["properties"]["input"]["type"], "array");
+        // A job's own limits, as high as this server allows.
+        let options = &schemas["JobOptions"]["properties"];
+        assert_eq!(options["timeout_ms"]["maximum"], 7500, "{options}");
+        assert_eq!(options["memory_mib"]["maximum"], 900, "{options}");
+        let inputs = &schemas["JobRequest"]["properties"]["inputs"]["additionalProperties"];
+        let base64 = jsonschema::validator_for(inputs).unwrap();
+        for text in ["", "QQ==", "QUI=", "QUJD", "/+8="] {
+            assert!(base64.is_valid(&text.into()), "{text}");
+            assert!(
+                base64::engine::general_purpose::STANDARD
+                    .decode(text)
+                    .is_ok(),
+                "{text}"
+            );
+        }
+        // What the server's decoder refuses, the pattern does too.
+        for text in [
+            "QR==", "QUJ=", "QQ", "QQ=", "Q", "QUJD\n", "QU JD", "QQ==QQ==",
+        ] {
+            assert!(!base64.is_valid(&text.into()), "{text}");
+            assert!(
+                base64::engine::general_purpose::STANDARD
+                    .decode(text)
+                    .is_err(),
+                "{text}"
+            );
+        }
         let out_name = &schemas["JobOptions"]["properties"]["out_name"];
         assert!(out_name["pattern"].is_string(), "{out_name}");
         let limit = &doc["paths"]["/v1/runs"]["get"]["parameters"][1];

@@ -38,12 +38,15 @@ pub struct JobRequest {
 pub struct JobOptions {
     /// Wall-clock deadline in milliseconds (default and maximum: the server's).
     #[schema(minimum = 1)]
+    #[serde(default, deserialize_with = "integer")]
     pub timeout_ms: Option<u64>,
     /// Memory ceiling in MiB (default and maximum: the server's).
     #[schema(minimum = 1)]
+    #[serde(default, deserialize_with = "integer")]
     pub memory_mib: Option<u64>,
     /// Seed of numpy's and `random`'s generators (default: random, reported back).
     #[schema(minimum = 0)]
+    #[serde(default, deserialize_with = "integer")]
     pub seed: Option<i64>,
     /// File name of `OUT` (default `figure.png`): one plain file name (no directory)
     /// ending in `.png`, `.svg`, `.pdf`, `.csv`, `.json` or `.txt`; its extension decides
@@ -82,6 +85,31 @@ pub struct JobOptions {
 
 /// Longest tenant name, in characters.
 const MAX_TENANT_CHARS: usize = 128;
+
+/// An integer option as JSON Schema counts integers: `3`, or `3.0` (a number whose
+/// fraction is zero, which some JSON writers send), never `3.5`; `null` is no value.
+fn integer<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: TryFrom<u64> + TryFrom<i64>,
+{
+    use serde::de::Error as _;
+    let Some(n) = Option::<serde_json::Number>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    let whole = match (n.as_u64(), n.as_i64(), n.as_f64()) {
+        (Some(u), _, _) => T::try_from(u).ok(),
+        (_, Some(i), _) => T::try_from(i).ok(),
+        // Within ±2^63 a float with no fraction converts exactly.
+        (_, _, Some(f)) if f.fract() == 0.0 && f.abs() < 9.223_372_036_854_776e18 => {
+            T::try_from(f as i64).ok()
+        }
+        _ => None,
+    };
+    whole.map(Some).ok_or_else(|| {
+        D::Error::custom(format!("invalid value: {n}, expected an integer in range"))
+    })
+}
 
 /// The highest limits a job's options may ask for (a server's maxima).
 #[derive(Debug, Clone, Copy)]
@@ -235,5 +263,39 @@ impl JobOptions {
             job = job.allow_blank();
         }
         Ok(job)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::JobOptions;
+
+    fn options(json: &str) -> Result<JobOptions, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    #[test]
+    fn integer_options_take_integers_as_json_schema_counts_them() {
+        let o = options(r#"{"timeout_ms": 2000.0, "memory_mib": 512, "seed": 7.0}"#).unwrap();
+        assert_eq!(
+            (o.timeout_ms, o.memory_mib, o.seed),
+            (Some(2000), Some(512), Some(7))
+        );
+        let o = options(r#"{"timeout_ms": null}"#).unwrap();
+        assert_eq!(o.timeout_ms, None);
+        for bad in [
+            r#"{"timeout_ms": 2.5}"#,
+            r#"{"memory_mib": -1}"#,
+            r#"{"memory_mib": -1.0}"#,
+            r#"{"seed": 1e300}"#,
+            r#"{"seed": 18446744073709551615}"#,
+            r#"{"timeout_ms": "5"}"#,
+        ] {
+            let e = options(bad).expect_err(bad).to_string();
+            assert!(
+                e.contains("integer") || e.contains("invalid type"),
+                "{bad}: {e}"
+            );
+        }
     }
 }
