@@ -83,8 +83,9 @@ impl Server {
         self.to.flush().expect("flushing to pyward mcp");
     }
 
-    /// Sends a request and returns its result, skipping notifications.
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    /// Sends a request and returns its result and the answer's size on the wire,
+    /// skipping notifications.
+    fn request(&mut self, method: &str, params: Value) -> (Value, usize) {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -95,16 +96,17 @@ impl Server {
             let message: Value = serde_json::from_str(&line).expect("a JSON-RPC line");
             if message["id"] == id {
                 assert!(message.get("error").is_none(), "{message}");
-                return message["result"].clone();
+                return (message["result"].clone(), line.len());
             }
         }
     }
 
     /// One tool call that must succeed; its answer in bytes on the wire is returned.
     fn call(&mut self, tool: &str, arguments: Value) -> usize {
-        let result = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let (result, bytes) =
+            self.request("tools/call", json!({"name": tool, "arguments": arguments}));
         assert_ne!(result["isError"], true, "{tool}: {result}");
-        result.to_string().len()
+        bytes
     }
 }
 

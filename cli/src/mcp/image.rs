@@ -48,11 +48,15 @@ const BUDGET_ATTEMPTS: usize = 6;
 /// Largest decoded figure, in bytes (a 10,000 x 10,000 RGBA figure is 400 MB).
 const MAX_DECODED_BYTES: usize = 256 << 20;
 
-/// `png` within `bound`; `Err` when it does not decode as a PNG.
+/// `png` within `bound`; `Err` when it does not decode as a PNG. A figure within the
+/// bound is sent as it is, judged by its header alone (its pixels were decoded by the
+/// output checks already); only a figure to downscale is decoded here.
 pub fn bound(png_bytes: &[u8], bound: Bound) -> Result<Bounded, String> {
-    let (pixels, width, height, color) = decode(png_bytes)?;
-    let long = width.max(height);
-    if long <= bound.max_side && png_bytes.len() <= bound.max_bytes {
+    let header = png::Decoder::new(Cursor::new(png_bytes))
+        .read_info()
+        .map_err(|e| e.to_string())?;
+    let (width, height) = (header.info().width, header.info().height);
+    if width.max(height) <= bound.max_side && png_bytes.len() <= bound.max_bytes {
         return Ok(Bounded {
             png: png_bytes.to_vec(),
             width,
@@ -60,6 +64,8 @@ pub fn bound(png_bytes: &[u8], bound: Bound) -> Result<Bounded, String> {
             scaled_from: None,
         });
     }
+    let (pixels, width, height, color) = decode(png_bytes)?;
+    let long = width.max(height);
     let channels = color.samples();
     let mut scale = f64::from(bound.max_side.min(long)) / f64::from(long);
     let mut best = None;
