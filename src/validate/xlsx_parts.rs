@@ -282,6 +282,23 @@ fn read_part(
     Ok(Some(out))
 }
 
+/// The unescaped values of an element's attributes named (by local name) in `names`.
+fn attributes<const N: usize>(
+    element: &quick_xml::events::BytesStart<'_>,
+    decoder: quick_xml::encoding::Decoder,
+    names: [&[u8]; N],
+) -> [Option<String>; N] {
+    let mut found = [const { None }; N];
+    for a in element.attributes().flatten() {
+        let key = a.key.local_name();
+        if let Some(i) = names.iter().position(|n| *n == key.as_ref()) {
+            let value = a.decode_and_unescape_value(decoder);
+            found[i] = Some(value.map(|v| v.into_owned()).unwrap_or_default());
+        }
+    }
+    found
+}
+
 /// Sheet names and their parts, from `xl/workbook.xml` and its relationships.
 fn sheet_parts(workbook: &[u8], rels: &[u8]) -> Result<Vec<(String, String)>, String> {
     let mut targets = HashMap::new();
@@ -290,18 +307,7 @@ fn sheet_parts(workbook: &[u8], rels: &[u8]) -> Result<Vec<(String, String)>, St
     loop {
         match xml.read_event_into(&mut buf) {
             Ok(Event::Start(e) | Event::Empty(e)) if e.local_name().as_ref() == b"Relationship" => {
-                let (mut id, mut target) = (None, None);
-                for a in e.attributes().flatten() {
-                    let v = a
-                        .decode_and_unescape_value(xml.decoder())
-                        .map(|v| v.into_owned())
-                        .unwrap_or_default();
-                    match a.key.local_name().as_ref() {
-                        b"Id" => id = Some(v),
-                        b"Target" => target = Some(v),
-                        _ => {}
-                    }
-                }
+                let [id, target] = attributes(&e, xml.decoder(), [b"Id", b"Target"]);
                 if let (Some(id), Some(target)) = (id, target) {
                     let path = match target.strip_prefix('/') {
                         Some(abs) => abs.to_string(),
@@ -323,18 +329,7 @@ fn sheet_parts(workbook: &[u8], rels: &[u8]) -> Result<Vec<(String, String)>, St
         buf.clear();
         match xml.read_event_into(&mut buf) {
             Ok(Event::Start(e) | Event::Empty(e)) if e.local_name().as_ref() == b"sheet" => {
-                let (mut sheet, mut id) = (None, None);
-                for a in e.attributes().flatten() {
-                    let v = a
-                        .decode_and_unescape_value(xml.decoder())
-                        .map(|v| v.into_owned())
-                        .unwrap_or_default();
-                    match a.key.local_name().as_ref() {
-                        b"name" => sheet = Some(v),
-                        b"id" => id = Some(v),
-                        _ => {}
-                    }
-                }
+                let [sheet, id] = attributes(&e, xml.decoder(), [b"name", b"id"]);
                 if let Some(sheet) = sheet {
                     let part = id
                         .and_then(|id| targets.get(&id).cloned())
