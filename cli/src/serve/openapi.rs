@@ -1,6 +1,8 @@
 //! `GET /v1/openapi.json`: OpenAPI 3.1 generated from the request types and handler
 //! annotations (utoipa), with the report's schema taken from the library's published
-//! JSON Schema — the same one every report is tested against — so neither can drift.
+//! JSON Schema — the same one every report is tested against — so neither can drift,
+//! and `options.expect` described by the schema of the expectations form, tested here
+//! against what the server accepts.
 
 use std::sync::{Arc, OnceLock};
 
@@ -76,7 +78,7 @@ pub fn document(ceiling: &Ceiling) -> String {
     let mut doc = DOC
         .get_or_init(|| {
             let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the document serializes");
-            splice_report_schema(&mut doc);
+            splice_schemas(&mut doc);
             describe_form(&mut doc);
             describe_base64(&mut doc);
             doc
@@ -90,15 +92,27 @@ pub fn document(ceiling: &Ceiling) -> String {
     serde_json::to_string_pretty(&doc).expect("the document serializes")
 }
 
-/// Puts the report's JSON Schema in `components.schemas.Report`, its `$defs` beside it
-/// as `Report_<name>` (references rewritten), since a `#/$defs/...` reference inside a
-/// component would resolve against the OpenAPI document's root.
-fn splice_report_schema(doc: &mut Value) {
-    let mut report: Value =
+/// Puts the report's JSON Schema in `components.schemas.Report` and that of
+/// `options.expect` in `components.schemas.Expectations`, making the option refer to it.
+fn splice_schemas(doc: &mut Value) {
+    let report: Value =
         serde_json::from_str(pyward::report::JSON_SCHEMA).expect("the report schema is JSON");
-    let object = report
-        .as_object_mut()
-        .expect("the report schema is an object");
+    splice_schema(doc, "Report", report);
+    splice_schema(doc, "Expectations", super::schemas::expectations());
+    if let Some(expect) = doc.pointer_mut("/components/schemas/JobOptions/properties/expect") {
+        let description = expect.get("description").cloned().unwrap_or_default();
+        *expect = serde_json::json!({
+            "anyOf": [{"$ref": "#/components/schemas/Expectations"}, {"type": "null"}],
+            "description": description,
+        });
+    }
+}
+
+/// Puts a JSON Schema in `components.schemas.<name>`, its `$defs` beside it as
+/// `<name>_<def>` (references rewritten), since a `#/$defs/...` reference inside a
+/// component would resolve against the OpenAPI document's root.
+fn splice_schema(doc: &mut Value, name: &str, mut schema: Value) {
+    let object = schema.as_object_mut().expect("a schema is an object");
     object.remove("$schema");
     object.remove("$id");
     let defs = object.remove("$defs").unwrap_or_default();
@@ -107,13 +121,13 @@ fn splice_report_schema(doc: &mut Value) {
         .and_then(Value::as_object_mut)
         .expect("the document has components.schemas");
     if let Value::Object(defs) = defs {
-        for (name, mut def) in defs {
-            rewrite_refs(&mut def);
-            schemas.insert(format!("Report_{name}"), def);
+        for (def_name, mut def) in defs {
+            rewrite_refs(&mut def, name);
+            schemas.insert(format!("{name}_{def_name}"), def);
         }
     }
-    rewrite_refs(&mut report);
-    schemas.insert("Report".into(), report);
+    rewrite_refs(&mut schema, name);
+    schemas.insert(name.into(), schema);
 }
 
 /// The multipart form as the server reads it: parts `code` (text), `options` (JSON),
@@ -171,21 +185,21 @@ fn describe_base64(doc: &mut Value) {
     }
 }
 
-fn rewrite_refs(value: &mut Value) {
+fn rewrite_refs(value: &mut Value, prefix: &str) {
     match value {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
                 match (key.as_str(), v) {
                     ("$ref", Value::String(r)) => {
                         if let Some(name) = r.strip_prefix("#/$defs/") {
-                            *r = format!("#/components/schemas/Report_{name}");
+                            *r = format!("#/components/schemas/{prefix}_{name}");
                         }
                     }
-                    (_, v) => rewrite_refs(v),
+                    (_, v) => rewrite_refs(v, prefix),
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(rewrite_refs),
+        Value::Array(items) => items.iter_mut().for_each(|v| rewrite_refs(v, prefix)),
         _ => {}
     }
 }
@@ -277,6 +291,225 @@ mod tests {
             "/v1/pool",
         ] {
             assert!(doc["paths"].get(path).is_some(), "{path} is not described");
+        }
+    }
+
+    /// Whether the server takes `expect` as a job's `options.expect`.
+    fn server_accepts(expect: &serde_json::Value) -> bool {
+        let ceiling = Ceiling {
+            max_timeout: Duration::from_secs(1),
+            max_memory_mib: 64,
+        };
+        serde_json::from_value::<crate::service::options::JobOptions>(
+            serde_json::json!({ "expect": expect }),
+        )
+        .is_ok_and(|options| {
+            options
+                .apply(pyward::Job::new(Vec::new()), &ceiling)
+                .is_ok()
+        })
+    }
+
+    /// Every value inside `value` with its JSON pointer.
+    fn parts(value: &serde_json::Value, at: String, all: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => map
+                .iter()
+                .for_each(|(k, v)| parts(v, format!("{at}/{k}"), all)),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .for_each(|(i, v)| parts(v, format!("{at}/{i}"), all)),
+            _ => {}
+        }
+        all.push(at);
+    }
+
+    #[test]
+    fn the_schema_of_expect_takes_what_the_server_takes() {
+        use pyward::validate::{
+            BoundCheck, ColumnsUnchanged, Decimals, Expectations, KeysFromInput, SumCheck,
+            TableCheck,
+        };
+        use serde_json::{json, Value};
+
+        let doc: Value = serde_json::from_str(&super::document(&Ceiling {
+            max_timeout: Duration::from_secs(1),
+            max_memory_mib: 64,
+        }))
+        .unwrap();
+        // The published schema, references resolved within the document.
+        let published = json!({
+            "$ref": "#/components/schemas/JobOptions/properties/expect",
+            "components": doc["components"],
+        });
+        let schema = jsonschema::validator_for(&published).unwrap();
+        let agree = |expect: &Value| {
+            let (valid, accepted) = (schema.is_valid(expect), server_accepts(expect));
+            assert_eq!(
+                valid, accepted,
+                "schema valid {valid}, server accepts {accepted}: {expect}"
+            );
+            valid
+        };
+        // Every field of the form, set (a struct literal: a new field fails to compile
+        // until it is here, and then until the schema has it).
+        let full = Expectations {
+            version: 1,
+            artifacts: vec!["result.xlsx".into(), "summary.csv".into()],
+            tables: vec![TableCheck {
+                artifact: "result.xlsx".into(),
+                sheet: Some("Allocation".into()),
+                header_row: Some(2),
+                required_columns: vec!["dept".into(), "cost".into()],
+                row_count: Some(8),
+                keys_from_input: Some(KeysFromInput {
+                    input: "in/source.xlsx".into(),
+                    sheet: Some("Depts".into()),
+                    header_row: Some(1),
+                    columns: vec!["dept".into()],
+                }),
+                unique_keys: vec!["dept".into()],
+                no_nan: vec!["cost".into()],
+                sums: vec![SumCheck {
+                    column: "cost".into(),
+                    total: 1e6,
+                    tolerance: 0.01,
+                }],
+                bounds: vec![BoundCheck {
+                    column: "share".into(),
+                    min: Some(0.1),
+                    max: Some(0.35),
+                    where_column: Some("dept".into()),
+                    equals: Some("R&D".into()),
+                }],
+                columns_unchanged: Some(ColumnsUnchanged {
+                    input: "source.csv".into(),
+                    sheet: None,
+                    header_row: None,
+                    key: vec!["dept".into()],
+                    columns: vec!["revenue".into()],
+                    tolerance: 1e-9,
+                }),
+                decimals: vec![Decimals {
+                    column: "cost".into(),
+                    max: 2,
+                }],
+                no_formulas: false,
+            }],
+        };
+        let full = serde_json::to_value(&full).unwrap();
+        assert!(agree(&full));
+        // Every object, field and value of it: left out, another field beside it, or
+        // replaced by a value of each JSON type.
+        let mut all = Vec::new();
+        parts(&full, String::new(), &mut all);
+        let others = [
+            json!(null),
+            json!(true),
+            json!("x"),
+            json!("x.csv"),
+            json!(0),
+            json!(-1),
+            json!(1.5),
+            json!(u64::MAX),
+            json!([]),
+            json!(["x"]),
+            json!({}),
+        ];
+        let (mut valid, mut invalid) = (0, 0);
+        for at in &all {
+            let mut tried = Vec::new();
+            for other in &others {
+                let mut changed = full.clone();
+                *changed.pointer_mut(at).unwrap() = other.clone();
+                tried.push(changed);
+            }
+            if let Some(object) = full.pointer(at).and_then(Value::as_object) {
+                let mut wider = object.clone();
+                wider.insert(String::new(), json!(1));
+                let mut changed = full.clone();
+                *changed.pointer_mut(at).unwrap() = Value::Object(wider);
+                tried.push(changed);
+            }
+            if let Some((parent, key)) = at.rsplit_once('/') {
+                let mut changed = full.clone();
+                match changed.pointer_mut(parent).unwrap() {
+                    Value::Object(map) => drop(map.remove(key)),
+                    Value::Array(items) => drop(items.remove(key.parse::<usize>().unwrap())),
+                    _ => unreachable!(),
+                }
+                tried.push(changed);
+            }
+            for changed in &tried {
+                if agree(changed) {
+                    valid += 1;
+                } else {
+                    invalid += 1;
+                }
+            }
+        }
+        assert!(
+            valid > 100 && invalid > 400,
+            "{valid} valid, {invalid} invalid"
+        );
+        // The checks after serde: names, paths, `OUT`, the version, a header row.
+        let table = |check: Value| json!({"version": 1, "tables": [check]});
+        let keys = |input: &str| {
+            table(json!({"artifact": "r.csv", "keys_from_input": {"input": input, "columns": []}}))
+        };
+        for ok in [
+            json!(null),
+            json!({"version": 1}),
+            json!({"version": 1, "artifacts": []}),
+            json!({"version": 1, "artifacts": ["t.csv", "plot.svg"]}),
+            json!({"version": 1, "artifacts": ["data.parquet", "Plot.PNG"]}),
+            json!({"version": 1, "artifacts": ["..png", "...", ".a", "a b\u{e9}.TXT"]}),
+            json!({"version": 1, "artifacts": [format!("{}.csv", "a".repeat(251))]}),
+            json!({"version": 1, "artifacts": ["r.json"], "tables": [{"artifact": "b.xlsm"}]}),
+            table(json!({"artifact": "r.xlsx", "header_row": u32::MAX})),
+            table(
+                json!({"artifact": "r.csv", "sheet": null, "row_count": null, "no_formulas": true}),
+            ),
+            keys("a/b\\c/..d/.e/..."),
+            keys("x"),
+        ] {
+            assert!(agree(&ok), "{ok}");
+        }
+        for bad in [
+            json!({"": 1}),
+            json!({}),
+            json!([1]),
+            json!({"version": 2}),
+            json!({"version": 1, "": []}),
+            json!({"version": 1, "artifacts": null}),
+            json!({"version": 1, "artifacts": ["x.parquet", "t.csv"]}),
+            json!({"version": 1, "artifacts": ["photo.jpg"]}),
+            json!({"version": 1, "artifacts": [".png"]}),
+            json!({"version": 1, "artifacts": ["."]}),
+            json!({"version": 1, "artifacts": ["t.csv", ".."]}),
+            json!({"version": 1, "artifacts": ["t.csv", "a/b"]}),
+            json!({"version": 1, "artifacts": ["t.csv", "a\\b"]}),
+            json!({"version": 1, "artifacts": ["t.csv", "a\u{7}b"]}),
+            json!({"version": 1, "artifacts": ["t.csv", "a\u{85}b"]}),
+            json!({"version": 1, "artifacts": [format!("{}.csv", "a".repeat(252))]}),
+            json!({"version": 1, "tables": [{"artifact": "b.xlsm"}]}),
+            json!({"version": 1, "tables": [["r.csv"]]}),
+            json!({"version": 1, "artifacts": ["r.csv"], "tables": [{"artifact": "r.csv", "bounds": [["x"]]}]}),
+            table(json!({"artifact": "r.csv", "header_row": 0})),
+            table(json!({"artifact": "r.csv", "row_count": -1})),
+            table(json!({"artifact": "r.csv", "decimals": [{"column": "c", "max": 1.5}]})),
+            table(json!({"artifact": "r.csv", "sums": [{"column": "c"}]})),
+            keys(""),
+            keys("/etc/passwd"),
+            keys("../x.csv"),
+            keys("a/../x.csv"),
+            keys("a/./x.csv"),
+            keys("a//x.csv"),
+            keys("a/"),
+            keys("."),
+        ] {
+            assert!(!agree(&bad), "{bad}");
         }
     }
 }

@@ -1,9 +1,11 @@
 //! Stand-ins for what the OpenAPI document describes but no Rust request type carries:
-//! the report (whose schema is the library's published one) and a PNG's bytes. The
-//! handlers' annotations name them; `openapi` builds the document.
+//! the report (whose schema is the library's published one), a PNG's bytes, and the
+//! schema of a job's `options.expect`. The handlers' annotations name them; `openapi`
+//! builds the document.
 
 use std::borrow::Cow;
 
+use serde_json::{json, Value};
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
 use utoipa::openapi::{RefOr, Schema};
 
@@ -36,3 +38,150 @@ impl utoipa::PartialSchema for Png {
 }
 
 impl utoipa::ToSchema for Png {}
+
+/// A character of a plain file name: no `/`, `\` or control character.
+const NAME_CHAR: &str = r"[^/\\\u0000-\u001f\u007f-\u009f]";
+
+/// The JSON Schema of `options.expect`, [`pyward::validate::Expectations`] as
+/// [`Expectations::from_json`](pyward::validate::Expectations::from_json) reads it: the
+/// serde form (every struct `deny_unknown_fields`; `#[serde(default)]` fields optional,
+/// `Option` ones also `null`) and the checks after it (version 1, plain file names,
+/// inputs as relative paths, a table's `header_row` from 1, and `OUT` — the figure
+/// listed, else the first artifact, else the first table's — a name with an output
+/// suffix). One narrowing: every figure listed must be a usable `OUT` (png, svg or
+/// pdf), where the library looks at the first only. `openapi`'s test holds it to the
+/// library on examples of each field.
+pub fn expectations() -> Value {
+    let c = NAME_CHAR;
+    let no_dot = r"[^./\\\u0000-\u001f\u007f-\u009f]";
+    // Not `.` or `..`: the first character no dot, or a dot and then no dot, or two dots
+    // and more.
+    let file_name = json!({
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 255,
+        "pattern": format!(r"^(?:{no_dot}|\.{no_dot}|\.\.{c}){c}*$"),
+        "description": "One plain file name: at most 255 bytes, not `.` or `..`, no `/`, `\\` or control character",
+    });
+    let out_name = json!({
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 255,
+        "pattern": format!(r"^{c}+\.(?:[Pp][Nn][Gg]|[Ss][Vv][Gg]|[Pp][Dd][Ff]|[Cc][Ss][Vv]|[Jj][Ss][Oo][Nn]|[Tt][Xx][Tt]|[Xx][Ll][Ss][Xx])$"),
+    });
+    let figure = json!({"pattern": r"\.(?:[Pp][Nn][Gg]|[Ss][Vv][Gg]|[Pp][Dd][Ff]|[Jj][Pp][Ee]?[Gg]|[Ww][Ee][Bb][Pp])$"});
+    let segment = r"(?:[^/.][^/]*|\.[^/.][^/]*|\.\.[^/]+)";
+    let input = json!({
+        "type": "string",
+        "pattern": format!("^{segment}(?:/{segment})*$"),
+        "description": "An input table by its relative path (no empty, `.` or `..` component)",
+    });
+    let strings = json!({"type": "array", "items": {"type": "string"}});
+    let or_null = |schema: Value| json!({"anyOf": [schema, {"type": "null"}]});
+    let u32_from = |min: u32| json!({"type": "integer", "minimum": min, "maximum": u32::MAX});
+    let tolerance = json!({"type": "number", "default": 1e-6});
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Expectations",
+        "description": "What a job must write and the checks on its tables (version 1).",
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["version"],
+        "properties": {
+            "version": {"type": "integer", "const": 1},
+            "artifacts": {
+                "type": "array",
+                "description": "Files the job must write. `OUT` is the figure listed, else the first artifact: a name ending in .png, .svg, .pdf, .csv, .json, .txt or .xlsx",
+                "items": {
+                    "allOf": [file_name],
+                    // A figure that cannot be `OUT` (.jpg, .jpeg, .webp, or no stem).
+                    "not": {"pattern": r"^\.(?:[Pp][Nn][Gg]|[Ss][Vv][Gg]|[Pp][Dd][Ff])$|\.(?:[Jj][Pp][Ee]?[Gg]|[Ww][Ee][Bb][Pp])$"},
+                },
+                "anyOf": [{"contains": figure}, {"prefixItems": [out_name]}],
+            },
+            "tables": {"type": "array", "items": {"$ref": "#/$defs/TableCheck"}},
+        },
+        // Without artifacts, the first table's artifact is `OUT`.
+        "anyOf": [
+            {"required": ["artifacts"], "properties": {"artifacts": {"minItems": 1}}},
+            {"properties": {"tables": {"prefixItems": [{"properties": {"artifact": out_name}}]}}},
+        ],
+        "$defs": {
+            "TableCheck": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["artifact"],
+                "properties": {
+                    "artifact": file_name,
+                    "sheet": or_null(json!({"type": "string"})),
+                    "header_row": or_null(u32_from(1)),
+                    "required_columns": strings,
+                    "row_count": or_null(json!({"type": "integer", "minimum": 0, "maximum": u64::MAX})),
+                    "keys_from_input": or_null(json!({"$ref": "#/$defs/KeysFromInput"})),
+                    "unique_keys": strings,
+                    "no_nan": strings,
+                    "sums": {"type": "array", "items": {"$ref": "#/$defs/SumCheck"}},
+                    "bounds": {"type": "array", "items": {"$ref": "#/$defs/BoundCheck"}},
+                    "columns_unchanged": or_null(json!({"$ref": "#/$defs/ColumnsUnchanged"})),
+                    "decimals": {"type": "array", "items": {"$ref": "#/$defs/Decimals"}},
+                    "no_formulas": {"type": "boolean", "default": true},
+                },
+            },
+            "KeysFromInput": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["input", "columns"],
+                "properties": {
+                    "input": input,
+                    "sheet": or_null(json!({"type": "string"})),
+                    "header_row": or_null(u32_from(0)),
+                    "columns": strings,
+                },
+            },
+            "ColumnsUnchanged": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["input", "key", "columns"],
+                "properties": {
+                    "input": input,
+                    "sheet": or_null(json!({"type": "string"})),
+                    "header_row": or_null(u32_from(0)),
+                    "key": strings,
+                    "columns": strings,
+                    "tolerance": tolerance,
+                },
+            },
+            "SumCheck": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["column", "total"],
+                "properties": {
+                    "column": {"type": "string"},
+                    "total": {"type": "number"},
+                    "tolerance": tolerance,
+                },
+            },
+            "BoundCheck": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["column"],
+                "properties": {
+                    "column": {"type": "string"},
+                    "min": or_null(json!({"type": "number"})),
+                    "max": or_null(json!({"type": "number"})),
+                    "where_column": or_null(json!({"type": "string"})),
+                    "equals": or_null(json!({"type": "string"})),
+                },
+            },
+            "Decimals": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["column", "max"],
+                "properties": {
+                    "column": {"type": "string"},
+                    "max": u32_from(0),
+                },
+            },
+        },
+    })
+}

@@ -250,10 +250,17 @@ impl JobOptions {
         for name in self.expect_artifacts {
             job = job.expect_artifact(name);
         }
-        if let Some(declared) = self.expect {
-            let declared = Expectations::from_json(&declared.to_string()).map_err(|e| {
+        if let Some(sent) = self.expect {
+            let refuse = |e: &dyn std::fmt::Display| {
                 Refusal::new(RefusalKind::InvalidJob, format!("options.expect: {e}"))
-            })?;
+            };
+            let declared = Expectations::from_json(&sent.to_string()).map_err(|e| refuse(&e))?;
+            let read = serde_json::to_value(&declared).map_err(|e| refuse(&e))?;
+            if !objects_sent_as_objects(&sent, &read) {
+                return Err(refuse(
+                    &"each part of the form is a JSON object, not an array",
+                ));
+            }
             job = job.expect(&declared);
         }
         if let Some(describe) = self.describe_figures {
@@ -263,6 +270,25 @@ impl JobOptions {
             job = job.allow_blank();
         }
         Ok(job)
+    }
+}
+
+/// Whether every object of the form as read was sent as an object: serde also reads a
+/// struct from an array of its fields in order, which no client means and the
+/// published schema does not allow.
+fn objects_sent_as_objects(sent: &serde_json::Value, read: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (sent, read) {
+        (Value::Object(sent), Value::Object(read)) => read.iter().all(|(key, read)| {
+            sent.get(key)
+                .is_none_or(|sent| objects_sent_as_objects(sent, read))
+        }),
+        (_, Value::Object(_)) => false,
+        (Value::Array(sent), Value::Array(read)) => sent
+            .iter()
+            .zip(read)
+            .all(|(sent, read)| objects_sent_as_objects(sent, read)),
+        _ => true,
     }
 }
 
