@@ -165,7 +165,8 @@ fn describe_form(doc: &mut Value) {
 const BASE64: &str =
     "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=|[A-Za-z0-9+/][AQgw]==)?$";
 
-/// A JSON job's `inputs` and `arrays` values are base64 (the arrays' bytes `.npy` files).
+/// A JSON job's `inputs` and `arrays` values are base64 (the arrays' bytes `.npy` files);
+/// their names as the pool takes them.
 fn describe_base64(doc: &mut Value) {
     if let Some(job) = doc.pointer_mut("/components/schemas/JobRequest/properties") {
         for (field, media) in [("inputs", None), ("arrays", Some("application/x-npy"))] {
@@ -182,6 +183,7 @@ fn describe_base64(doc: &mut Value) {
         // An array's name is a Python identifier (ASCII); the gate's own names and
         // keywords, refused too, are no pattern.
         job["arrays"]["propertyNames"] = serde_json::json!({"pattern": "^[A-Za-z][A-Za-z0-9_]*$"});
+        job["inputs"]["propertyNames"] = super::schemas::input_name();
     }
 }
 
@@ -268,6 +270,36 @@ mod tests {
                     .decode(text)
                     .is_err(),
                 "{text}"
+            );
+        }
+        let names = &schemas["JobRequest"]["properties"]["inputs"]["propertyNames"];
+        let names = jsonschema::validator_for(names).unwrap();
+        let long = |n: usize| "a".repeat(n);
+        for name in [
+            String::from("a"),
+            "sub/dir/x.csv".into(),
+            "...".into(),
+            ".a/..b".into(),
+            long(255),
+            format!(".{}", long(254)),
+            format!("..{}/x", long(253)),
+            "".into(),
+            "/abs".into(),
+            "a/".into(),
+            "a//b".into(),
+            "./a".into(),
+            "a/..".into(),
+            "a\\b".into(),
+            "a\u{1}b".into(),
+            "a\u{9f}".into(),
+            long(256),
+            format!("x/.{}", long(255)),
+            format!("..{}", long(254)),
+        ] {
+            assert_eq!(
+                names.is_valid(&name.as_str().into()),
+                pyward::output_dir::check_relative_path(&name).is_ok(),
+                "{name:?}"
             );
         }
         let out_name = &schemas["JobOptions"]["properties"]["out_name"];

@@ -41,6 +41,21 @@ impl utoipa::ToSchema for Png {}
 
 /// A character of a plain file name: no `/`, `\` or control character.
 const NAME_CHAR: &str = r"[^/\\\u0000-\u001f\u007f-\u009f]";
+/// A character of a plain file name other than a dot.
+const NAME_NO_DOT: &str = r"[^./\\\u0000-\u001f\u007f-\u009f]";
+
+/// A JSON job's input name as the pool takes it
+/// ([`check_relative_path`](pyward::output_dir::check_relative_path)): `/`-separated
+/// plain file names of at most 255 characters (bytes, for the pool), none `.` or `..`.
+pub fn input_name() -> Value {
+    let (c, no_dot) = (NAME_CHAR, NAME_NO_DOT);
+    let part = format!(r"(?:{no_dot}{c}{{0,254}}|\.{no_dot}{c}{{0,253}}|\.\.{c}{{1,253}})");
+    json!({
+        "type": "string",
+        "maxLength": 4096,
+        "pattern": format!("^{part}(?:/{part})*$"),
+    })
+}
 
 /// The JSON Schema of `options.expect`, [`pyward::validate::Expectations`] as
 /// [`Expectations::from_json`](pyward::validate::Expectations::from_json) reads it: the
@@ -52,8 +67,7 @@ const NAME_CHAR: &str = r"[^/\\\u0000-\u001f\u007f-\u009f]";
 /// pdf), where the library looks at the first only. `openapi`'s test holds it to the
 /// library on examples of each field.
 pub fn expectations() -> Value {
-    let c = NAME_CHAR;
-    let no_dot = r"[^./\\\u0000-\u001f\u007f-\u009f]";
+    let (c, no_dot) = (NAME_CHAR, NAME_NO_DOT);
     // Not `.` or `..`: the first character no dot, or a dot and then no dot, or two dots
     // and more.
     let file_name = json!({
