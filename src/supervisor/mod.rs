@@ -480,15 +480,42 @@ fn check_inputs(job: &Job, policy: &gate::Policy) -> Result<()> {
         let shown = crate::outcome::head_chars(&job.out_name, 80);
         return Err(Error::InvalidJob(format!("out_name {shown:?}: {why}")));
     }
+    let names: Vec<&str> = job
+        .sources
+        .iter()
+        .filter_map(|source| match source {
+            crate::job::Source::Bytes { name, .. } => Some(name.as_str()),
+            crate::job::Source::Dir(_) => None,
+        })
+        .collect();
+    let mut files = std::collections::HashSet::new();
+    for name in &names {
+        if !files.insert(*name) {
+            let shown = crate::outcome::head_chars(name, 80);
+            return Err(Error::InvalidJob(format!(
+                "input name {shown:?}: given twice"
+            )));
+        }
+    }
     for source in &job.sources {
         if let crate::job::Source::Bytes { name, .. } = source {
             // The names a run record can store its inputs under (no control character,
-            // no backslash, bounded), so that every job the pool takes can be recorded.
+            // no backslash, bounded), so that every job the pool takes can be recorded;
+            // and no input is also the folder of another (`a` and `a/b`), which neither
+            // the job's folder nor a record can hold.
+            let folder_of_another = || {
+                name.match_indices('/')
+                    .any(|(at, _)| files.contains(&name[..at]))
+            };
             let why = match crate::output_dir::check_relative_path(name) {
                 Err(why) => Some(why.to_string()),
-                Ok(()) => crate::workspace::plain_relative(name)
-                    .is_none()
-                    .then(|| "not a plain relative path".to_string()),
+                Ok(()) if crate::workspace::plain_relative(name).is_none() => {
+                    Some("not a plain relative path".to_string())
+                }
+                Ok(()) if folder_of_another() => {
+                    Some("another input is named as its folder".to_string())
+                }
+                Ok(()) => None,
             };
             if let Some(why) = why {
                 let shown = crate::outcome::head_chars(name, 80);

@@ -436,6 +436,26 @@ fn missing_inputs_are_an_invalid_job_error() {
         assert!(matches!(err, Error::InvalidJob(_)), "{name:?}: {err}");
         assert!(err.to_string().contains("input name"), "{name:?}: {err}");
     }
+    // Names that cannot all be files: one given twice, one the folder of another
+    // (`0` and `0/0/0/0`, in either order).
+    for (a, b, said) in [
+        ("x.csv", "x.csv", "given twice"),
+        ("0", "0/0/0/0", "another input is named as its folder"),
+        ("0/0/0/0", "0", "another input is named as its folder"),
+    ] {
+        let job = Job::new("plt.savefig(OUT)")
+            .src_bytes(a, vec![1])
+            .src_bytes(b, vec![2]);
+        let err = exec.run(job).unwrap_err();
+        assert!(matches!(err, Error::InvalidJob(_)), "{a} {b}: {err}");
+        assert!(err.to_string().contains(said), "{a} {b}: {err}");
+    }
+    let both = Job::new("print(open('0').read(), open('1/0').read())")
+        .src_bytes("0", b"a".to_vec())
+        .src_bytes("1/0", b"b".to_vec())
+        .allow_blank();
+    let o = exec.run(both).unwrap();
+    assert!(o.stdout.contains("a b"), "{:?}", o.result);
     expect_ok(
         &exec
             .run(Job::new("plt.plot([1]); plt.savefig(OUT)"))
