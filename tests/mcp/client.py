@@ -210,7 +210,7 @@ async def tools(pyward, src, out):
                 {
                     "name": "totals.csv",
                     "code": TABLE,
-                    "expect": {"tables": [{"artifact": "totals.csv", "row_count": 4}]},
+                    "checks": {"tables": [{"artifact": "totals.csv", "row_count": 4}]},
                 },
             )
             assert not table.is_error, table
@@ -224,10 +224,27 @@ async def tools(pyward, src, out):
                 {
                     "name": "totals2.csv",
                     "code": TABLE,
-                    "expect": {"tables": [{"artifact": "totals2.csv", "row_count": 3}]},
+                    "checks": {"tables": [{"artifact": "totals2.csv", "row_count": 3}]},
                 },
             )
             assert failing.is_error and "has 4 rows, expected 3" in texts(failing)[0], failing
+            # Another file the code must write (`expect`), checked by a checks file's TOML.
+            both = await session.call_tool(
+                "run_table_job",
+                {
+                    "name": "totals3.csv",
+                    "code": TABLE + "out.head(2).to_csv('top3.csv', index=False)\n",
+                    "expect": ["top3.csv"],
+                    "checks": 'version = 1\n[[tables]]\nartifact = "top3.csv"\nrow_count = 2\n',
+                },
+            )
+            assert not both.is_error, both
+            assert "Every declared check passed (1 table)" in texts(both)[0], both
+            missing = await session.call_tool(
+                "run_table_job",
+                {"name": "totals4.csv", "code": TABLE, "expect": ["never.csv"]},
+            )
+            assert missing.is_error and "never.csv" in texts(missing)[0], missing
 
             # Bad arguments: tool errors that say which.
             cases = [

@@ -685,9 +685,10 @@ impl Server {
         let expected = [
             ("name", Kind::Text, true),
             ("code", Kind::Text, true),
-            ("expect", Kind::Object, false),
+            ("expect", Kind::Texts, false),
+            ("checks", Kind::ObjectOrText, false),
         ];
-        let [name, code, expect] = <[_; 3]>::try_from(tools::arguments(args, &expected)?)
+        let [name, code, expect, checks] = <[_; 4]>::try_from(tools::arguments(args, &expected)?)
             .map_err(|_| "arguments".to_string())?;
         let name = text(&name);
         tools::check_name(name)?;
@@ -701,7 +702,7 @@ impl Server {
                  .json or .txt (make_figure makes figures)"
             ));
         }
-        let expectations = expectations(name, expect)?;
+        let expectations = expectations(name, expect, checks)?;
         for artifact in &expectations.artifacts {
             self.free(artifact)?;
         }
@@ -745,21 +746,37 @@ impl Server {
     }
 }
 
-/// The declaration of `run_table_job`: `expect` (or none) with `name` first among the
-/// artifacts, so that it is `OUT`.
-fn expectations(name: &str, expect: Option<Value>) -> Result<Expectations, String> {
-    let mut declared = match expect {
-        Some(Value::Object(o)) => o,
-        _ => serde_json::Map::new(),
+/// The declaration of `run_table_job`, as `pyward run --checks FILE --expect NAME`
+/// builds it: `checks` (the expectations form as a JSON object, or the TOML text of a
+/// checks file; or none) with `name` first among the artifacts, so that it is `OUT`,
+/// then the `expect` names, then those the form lists.
+fn expectations(
+    name: &str,
+    expect: Option<Value>,
+    checks: Option<Value>,
+) -> Result<Expectations, String> {
+    let declared = match checks {
+        Some(Value::String(toml)) => Expectations::from_toml(&toml),
+        Some(Value::Object(mut form)) => {
+            form.entry("version").or_insert(Value::from(1));
+            Expectations::from_json(&Value::Object(form).to_string())
+        }
+        _ => Expectations::from_json(r#"{"version": 1}"#),
     };
-    declared.entry("version").or_insert(Value::from(1));
-    let mut artifacts = vec![Value::from(name)];
-    if let Some(Value::Array(listed)) = declared.get("artifacts") {
-        artifacts.extend(listed.iter().filter(|a| a.as_str() != Some(name)).cloned());
+    let mut declared = declared.map_err(|e| format!("checks: {e}"))?;
+    let listed = expect
+        .iter()
+        .flat_map(|e| e.as_array().into_iter().flatten());
+    let mut artifacts = vec![name.to_string()];
+    let others = listed.filter_map(|a| a.as_str().map(String::from));
+    for artifact in others.chain(std::mem::take(&mut declared.artifacts)) {
+        if !artifacts.contains(&artifact) {
+            artifacts.push(artifact);
+        }
     }
-    declared.insert("artifacts".into(), Value::Array(artifacts));
-    Expectations::from_json(&Value::Object(declared).to_string())
-        .map_err(|e| format!("expect: {e}"))
+    declared.artifacts = artifacts;
+    // Read again as a whole, so that an `expect` name is checked as the form's are.
+    Expectations::from_json(&declared.to_json()).map_err(|e| format!("expect: {e}"))
 }
 
 /// A file name as one segment of a URI path.
@@ -784,10 +801,26 @@ mod tests {
     fn the_table_name_comes_first() {
         let e = expectations(
             "r.csv",
+            Some(serde_json::json!(["y.csv", "r.csv"])),
             Some(serde_json::json!({"artifacts": ["x.csv", "r.csv"]})),
         )
         .unwrap();
-        assert_eq!(e.artifacts, vec!["r.csv".to_string(), "x.csv".to_string()]);
-        assert!(expectations("r.csv", Some(serde_json::json!({"version": 9}))).is_err());
+        assert_eq!(e.artifacts, ["r.csv", "y.csv", "x.csv"]);
+        let toml = "version = 1\n[[tables]]\nartifact = \"y.csv\"\nrow_count = 3\n";
+        let e = expectations(
+            "r.csv",
+            Some(serde_json::json!(["y.csv"])),
+            Some(serde_json::json!(toml)),
+        )
+        .unwrap();
+        assert_eq!(e.artifacts, ["r.csv", "y.csv"]);
+        assert_eq!(e.tables.len(), 1);
+        assert_eq!(
+            expectations("r.csv", None, None).unwrap().artifacts,
+            ["r.csv"]
+        );
+        assert!(expectations("r.csv", None, Some(serde_json::json!({"version": 9}))).is_err());
+        assert!(expectations("r.csv", None, Some(serde_json::json!("version = 9"))).is_err());
+        assert!(expectations("r.csv", Some(serde_json::json!(["../x.csv"])), None).is_err());
     }
 }

@@ -188,7 +188,8 @@ impl Settings {
                 format!(
                     "Run Python code that writes a table (CSV or .xlsx), checked before it is \
                      trusted. The code writes the file `name` (OUT is that file: \
-                     df.to_excel(OUT, index=False)); `expect` may declare checks on it. \
+                     df.to_excel(OUT, index=False)); `expect` lists other files it must write, \
+                     `checks` declares the checks on them. \
                      Success returns each table's shape, columns and first rows, and links to \
                      the files written to the output directory. {} Failure returns an error \
                      whose text names the problem (a missing column with the ones that exist, \
@@ -206,8 +207,13 @@ impl Settings {
                         ),
                         "code": code,
                         "expect": {
-                            "type": "object",
-                            "description": "Optional checks, the form {\"version\": 1, \"artifacts\": [\"other.csv\"], \"tables\": [{\"artifact\": \"result.xlsx\", \"sheet\": \"Allocation\", \"required_columns\": [\"dept_id\"], \"row_count\": 8, \"unique_keys\": [\"dept_id\"], \"no_nan\": [\"cost\"], \"sums\": [{\"column\": \"cost\", \"total\": 1000000, \"tolerance\": 0.01}], \"decimals\": [{\"column\": \"cost\", \"max\": 2}], \"bounds\": [{\"column\": \"share\", \"min\": 0.1}]}]}. `name` is always expected.",
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "Other files the code must write besides `name`, e.g. [\"summary.csv\"] (as pyward run --expect NAME).",
+                        },
+                        "checks": {
+                            "type": ["object", "string"],
+                            "description": "Optional checks on the files (as pyward run --checks FILE): a JSON object {\"version\": 1, \"tables\": [{\"artifact\": \"result.xlsx\", \"sheet\": \"Allocation\", \"required_columns\": [\"dept_id\"], \"row_count\": 8, \"unique_keys\": [\"dept_id\"], \"no_nan\": [\"cost\"], \"sums\": [{\"column\": \"cost\", \"total\": 1000000, \"tolerance\": 0.01}], \"decimals\": [{\"column\": \"cost\", \"max\": 2}], \"bounds\": [{\"column\": \"share\", \"min\": 0.1}]}]}, or the same as the TOML text of a checks file. `name` is always expected.",
                         },
                     }),
                     &["name", "code"],
@@ -254,8 +260,10 @@ fn name_schema(pattern: &str, description: &str) -> Value {
 pub enum Kind {
     /// A string.
     Text,
-    /// An object.
-    Object,
+    /// An array of strings.
+    Texts,
+    /// An object, or a string (the same thing in another notation).
+    ObjectOrText,
 }
 
 /// A call's arguments checked against `(name, kind, required)`: the values by name,
@@ -289,14 +297,18 @@ pub fn arguments(
         match (given.get(*name), kind) {
             (None, _) if *required => return Err(format!("missing argument {name:?}")),
             (None, _) => values.push(None),
-            (Some(v @ Value::String(_)), Kind::Text)
-            | (Some(v @ Value::Object(_)), Kind::Object) => {
+            (Some(v @ Value::String(_)), Kind::Text | Kind::ObjectOrText)
+            | (Some(v @ Value::Object(_)), Kind::ObjectOrText) => {
+                values.push(Some(v.clone()));
+            }
+            (Some(v @ Value::Array(items)), Kind::Texts) if items.iter().all(Value::is_string) => {
                 values.push(Some(v.clone()));
             }
             (Some(v), kind) => {
                 let wanted = match kind {
                     Kind::Text => "a string",
-                    Kind::Object => "a JSON object",
+                    Kind::Texts => "an array of strings",
+                    Kind::ObjectOrText => "a JSON object or a string",
                 };
                 return Err(format!(
                     "argument {name:?} must be {wanted}, not {}",
@@ -353,21 +365,46 @@ mod tests {
 
     #[test]
     fn arguments_are_checked_by_name_and_type() {
-        let expected = [("name", Kind::Text, true), ("expect", Kind::Object, false)];
+        let expected = [
+            ("name", Kind::Text, true),
+            ("expect", Kind::Texts, false),
+            ("checks", Kind::ObjectOrText, false),
+        ];
         let ok = arguments(Some(&object(json!({"name": "a"}))), &expected).unwrap();
-        assert_eq!(ok, vec![Some(json!("a")), None]);
+        assert_eq!(ok, vec![Some(json!("a")), None, None]);
         let missing = arguments(None, &expected).unwrap_err();
         assert_eq!(missing, "missing argument \"name\"");
         let extra = arguments(Some(&object(json!({"name": "a", "x": 1}))), &expected);
         assert_eq!(
             extra.unwrap_err(),
-            "unknown argument \"x\": this tool takes only name, expect"
+            "unknown argument \"x\": this tool takes only name, expect, checks"
         );
         let typed = arguments(Some(&object(json!({"name": 3}))), &expected);
         assert_eq!(
             typed.unwrap_err(),
             "argument \"name\" must be a string, not a number"
         );
+        let given = json!({"name": "a", "expect": ["b"], "checks": "version = 1"});
+        let both = arguments(Some(&object(given)), &expected).unwrap();
+        assert_eq!(both[1], Some(json!(["b"])));
+        assert_eq!(both[2], Some(json!("version = 1")));
+        for (given, said) in [
+            (
+                json!({"name": "a", "expect": "b"}),
+                "must be an array of strings, not a string",
+            ),
+            (
+                json!({"name": "a", "expect": [1]}),
+                "must be an array of strings, not an array",
+            ),
+            (
+                json!({"name": "a", "checks": 1}),
+                "must be a JSON object or a string, not a number",
+            ),
+        ] {
+            let refused = arguments(Some(&object(given)), &expected).unwrap_err();
+            assert!(refused.contains(said), "{refused}");
+        }
     }
 
     #[test]
