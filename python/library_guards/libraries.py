@@ -69,24 +69,18 @@ def configure(exact_str, attribute_refusal, module_allowed, view_types):
 def install():
     """At warm-up: every guard for the libraries loaded now. Returns the names of the
     libraries guarded."""
-    done = []
     _install_typing()
-    done.append('typing')
-    if 'numpy' in sys.modules:
-        _install_numpy()
-        done.append('numpy')
-    if 'scipy' in sys.modules:
-        _install_scipy()
-        done.append('scipy')
-    if 'matplotlib' in sys.modules:
-        _install_matplotlib()
-        done.append('matplotlib')
-    if 'pandas' in sys.modules:
-        install_pandas()
-        done.append('pandas')
-    if 'seaborn.algorithms' in sys.modules:
-        _install_seaborn()
-        done.append('seaborn')
+    done = ['typing']
+    for library, loaded_when, install in (
+        ('numpy', 'numpy', _install_numpy),
+        ('scipy', 'scipy', _install_scipy),
+        ('matplotlib', 'matplotlib', _install_matplotlib),
+        ('pandas', 'pandas', install_pandas),
+        ('seaborn', 'seaborn.algorithms', _install_seaborn),
+    ):
+        if loaded_when in sys.modules:
+            install()
+            done.append(library)
     return done
 
 
