@@ -4,7 +4,8 @@
 //! The same code three ways, interleaved so that drift in the machine's load hits each
 //! alike: through pyward's warm pool (gate, staging, sandboxed worker, the declared
 //! table checks), as bare `exec` in an interpreter already warm inside this process
-//! (pandas and openpyxl imported: the floor), and as a fresh `python -I` (cold). Beside
+//! (pandas and openpyxl imported: the floor; beside it the same with pandas reading
+//! through calamine, as the worker does), and as a fresh `python -I` (cold). Beside
 //! them: the Rust checks alone on the result (targets: ≤ 5 ms for 5,000 rows), and the
 //! fixed cost of a job that draws nothing and writes one small file, the part of a
 //! table job's time that is pyward's own, broken into the outcome's timings.
@@ -111,14 +112,29 @@ fn warm_in_process(dir: &Path) {
     });
 }
 
-/// Bare `exec` of `code` in fresh globals holding `pd`, in `dir`.
-fn floor(code: &str) {
+/// Bare `exec` of `code` in fresh globals holding `pd`, in `dir`, pandas reading
+/// `.xlsx` with `reader` (pandas' default is openpyxl; pyward's worker reads with
+/// calamine).
+fn floor_reading_with(code: &str, reader: &str) {
     Python::attach(|py| {
+        let pd = py.import("pandas").unwrap();
         let g = PyDict::new(py);
-        g.set_item("pd", py.import("pandas").unwrap()).unwrap();
+        g.set_item("pd", &pd).unwrap();
         let code = std::ffi::CString::new(code).unwrap();
-        py.run(&code, Some(&g), None).unwrap();
+        let option = pd
+            .call_method1("option_context", ("io.excel.xlsx.reader", reader))
+            .unwrap();
+        option.call_method0("__enter__").unwrap();
+        let ran = py.run(&code, Some(&g), None);
+        option
+            .call_method1("__exit__", (py.None(), py.None(), py.None()))
+            .unwrap();
+        ran.unwrap();
     });
+}
+
+fn floor(code: &str) {
+    floor_reading_with(code, "openpyxl");
 }
 
 fn cold(code: &str, dir: &Path) {
@@ -179,9 +195,11 @@ fn main() {
     // First uses (the pool's first pandas job, the floor's first read) are not compared.
     let (_, first) = warm();
     floor(ALLOCATE);
-    let (mut f, mut w, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    floor_reading_with(ALLOCATE, "calamine");
+    let (mut f, mut fc, mut w, mut c) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..n_warm {
         f.push(timed(|| floor(ALLOCATE)).0);
+        fc.push(timed(|| floor_reading_with(ALLOCATE, "calamine")).0);
         w.push(warm().0);
         if i < n_cold {
             c.push(timed(|| cold(ALLOCATE, dir.path())).0);
@@ -189,21 +207,25 @@ fn main() {
     }
     rep.latency("latency", "table job", "floor", &f)
         .note("bare exec in a warm in-process interpreter (pandas, openpyxl imported)");
+    rep.latency("latency", "table job", "floor, calamine reader", &fc)
+        .note("the same bare exec with pandas reading .xlsx through calamine, as the worker does");
     rep.latency("latency", "table job", "warm", &w)
         .note("Executor::run with the declared checks: gate, staging, sandboxed worker, Rust table checks");
     rep.latency("latency", "table job", "cold", &c)
         .note("a fresh `python -I` that imports pandas and runs the code");
     rep.ratio("latency", "table job", "warm", "floor");
+    rep.ratio("latency", "table job", "warm", "floor, calamine reader");
     rep.ratio("latency", "table job", "cold", "warm");
-    let (fm, wm, cm) = (median(f), median(w), median(c));
+    let (fm, fcm, wm, cm) = (median(f), median(fc), median(w), median(c));
     println!(
-        "{:<16} {:>10} {:>10} {:>10} {:>11} {:>10}",
-        "workload", "floor ms", "warm ms", "cold ms", "warm/floor", "cold/warm"
+        "{:<16} {:>10} {:>14} {:>10} {:>10} {:>11} {:>10}",
+        "workload", "floor ms", "floor calamine", "warm ms", "cold ms", "warm/floor", "cold/warm"
     );
     println!(
-        "{:<16} {:>10.1} {:>10.1} {:>10.1} {:>11.2} {:>10.1}",
+        "{:<16} {:>10.1} {:>14.1} {:>10.1} {:>10.1} {:>11.2} {:>10.1}",
         "table job",
         report::ms(fm),
+        report::ms(fcm),
         report::ms(wm),
         report::ms(cm),
         report::ms(wm) / report::ms(fm),

@@ -188,6 +188,9 @@ def not_found(missing, available, noun='column', listing="The frame's columns"):
 
 
 _SHEET_MESSAGE = re.compile(r"Worksheet named '(.{0,200})' not found$", re.S)
+# pandas' readers whose `sheet_names` a missing sheet's feedback lists (calamine is the
+# worker's default, openpyxl the one a job can ask for).
+_EXCEL_READER_MODULES = ('pandas.io.excel._calamine', 'pandas.io.excel._openpyxl')
 
 
 def _header_row_hint(frames, asked, pandas):

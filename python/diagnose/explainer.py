@@ -237,9 +237,9 @@ class _Explainer:
         exc, seen = self.exc, 0
         while exc is not None and seen < 8:
             if type(exc).__module__ == 'defusedxml.common':
-                return (f'the file\'s XML declares entities ({type(exc).__name__}): it is '
-                        'refused, not read (entity expansion and external entities are '
-                        'refused in every workbook)',
+                return (f'the file\'s XML declares entities or a DTD ({type(exc).__name__}): '
+                        'it is refused, not read (entity expansion, external entities '
+                        'and DTDs are refused in every workbook)',
                         'ask for the file saved again from the spreadsheet program, or as CSV')
             exc, seen = exc.__cause__ or exc.__context__, seen + 1
         return None
@@ -255,7 +255,7 @@ class _Explainer:
             return None
         for frame, _ in reversed(self.frames):
             owner = frame.f_locals.get('self')
-            if type(owner).__module__ != 'pandas.io.excel._openpyxl':
+            if type(owner).__module__ not in _EXCEL_READER_MODULES:
                 continue
             try:
                 sheets = [n for n in owner.sheet_names if type(n) is str]

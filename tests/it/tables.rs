@@ -317,32 +317,78 @@ fn bad_workbooks_answer_typed_failures_and_the_pool_goes_on() {
     );
     next_job_runs(&exec);
 
-    // Billion laughs in the sheet and in the shared strings.
-    let laughs = r#"<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;"><!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>"#;
-    let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>&lol3;</t></is></c></row>"#;
+    // The worker's own reader is calamine; openpyxl is the one a job can name.
     let o = run(
         &exec,
-        Job::new(read).src_bytes("source.xlsx", raw_workbook(&sheet_with(laughs, rows), &[])),
+        Job::new(
+            "print(pd.ExcelFile('source.xlsx').engine)\npd.read_excel('source.xlsx').to_csv('n.csv')",
+        ).src_bytes("source.xlsx", source()),
     );
+    expect_ok(&o);
+    assert_eq!(o.stdout.trim(), "calamine");
+
     let refused = |o: &Outcome| {
         let (kind, message) = python_error(o);
         assert!(message.contains("declares entities"), "{kind}: {message}");
     };
-    refused(&o);
-    next_job_runs(&exec);
-
-    // An external entity naming a host file.
+    let laughs = r#"<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;"><!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>"#;
     let external = r#"<!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>"#;
-    let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>&xxe;</t></is></c></row>"#;
+    for engine in ["calamine", "openpyxl"] {
+        let read = format!("df = pd.read_excel('source.xlsx', engine='{engine}')\nprint(df.shape)");
+        // Billion laughs.
+        let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>&lol3;</t></is></c></row>"#;
+        let o = run(
+            &exec,
+            Job::new(read.as_str())
+                .src_bytes("source.xlsx", raw_workbook(&sheet_with(laughs, rows), &[])),
+        );
+        refused(&o);
+        next_job_runs(&exec);
+
+        // An external entity naming a host file.
+        let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>&xxe;</t></is></c></row>"#;
+        let o = run(
+            &exec,
+            Job::new(format!("{read}\nprint(df.columns[0])")).src_bytes(
+                "source.xlsx",
+                raw_workbook(&sheet_with(external, rows), &[]),
+            ),
+        );
+        refused(&o);
+        assert!(!o.stdout.contains("root:"), "{}", o.stdout);
+        next_job_runs(&exec);
+    }
+    // calamine's parser would not refuse them itself: a DTD in any part (here the
+    // workbook part, without entities) is refused before it reads.
+    let book = raw_workbook(&sheet_with("", ""), &[]);
+    let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let mut archive = zip::ZipArchive::new(Cursor::new(book)).unwrap();
+    for i in 0..archive.len() {
+        let mut part = archive.by_index(i).unwrap();
+        let mut body = Vec::new();
+        std::io::Read::read_to_end(&mut part, &mut body).unwrap();
+        if part.name() == "xl/workbook.xml" {
+            body = String::from_utf8(body)
+                .unwrap()
+                .replace(
+                    "<workbook ",
+                    "<!DOCTYPE workbook SYSTEM \"book.dtd\"><workbook ",
+                )
+                .into_bytes();
+        }
+        zip.start_file(part.name(), zip::write::SimpleFileOptions::default())
+            .unwrap();
+        zip.write_all(&body).unwrap();
+    }
     let o = run(
         &exec,
-        Job::new(format!("{read}\nprint(df.columns[0])")).src_bytes(
-            "source.xlsx",
-            raw_workbook(&sheet_with(external, rows), &[]),
-        ),
+        Job::new(read).src_bytes("source.xlsx", zip.finish().unwrap().into_inner()),
     );
-    refused(&o);
-    assert!(!o.stdout.contains("root:"), "{}", o.stdout);
+    let (kind, message) = python_error(&o);
+    assert!(
+        kind.contains("DTDForbidden") && message.contains("a DTD"),
+        "{kind}: {message}"
+    );
     next_job_runs(&exec);
 
     // A sheet name that is a path: read and write.
@@ -402,6 +448,21 @@ fn a_zip_bomb_ends_within_the_memory_ceiling() {
     let o = run(
         &exec,
         Job::new("df = pd.read_excel('source.xlsx')\nprint(df.shape)")
+            .src_dir(dir.path())
+            .memory_limit(768 << 20)
+            .timeout(Duration::from_secs(30)),
+    );
+    // The worker's reader refuses it by what its XML inflates to, before reading it.
+    assert!(
+        matches!(failure(&o), JobFailure::MemoryExceeded { raised: Some(e), .. }
+            if e.message.contains("inflates past 256 MiB")),
+        "{:?}",
+        o.result
+    );
+    // Through openpyxl it ends at the memory ceiling or the deadline.
+    let o = run(
+        &exec,
+        Job::new("df = pd.read_excel('source.xlsx', engine='openpyxl')\nprint(df.shape)")
             .src_dir(dir.path())
             .memory_limit(768 << 20)
             .timeout(Duration::from_secs(30)),
@@ -485,13 +546,13 @@ fn a_million_row_sheet_is_a_typed_failure_within_the_limits() {
         &exec,
         Job::new("df = pd.read_excel('big.xlsx')\nprint(len(df))")
             .src_bytes("big.xlsx", book.clone())
-            .timeout(Duration::from_secs(5)),
+            .timeout(Duration::from_secs(30)),
     );
+    // Refused by its cell count, the bound the host's checks read (below), once
+    // calamine has parsed it and before it becomes Python objects.
     assert!(
-        matches!(
-            failure(&o),
-            JobFailure::Timeout { .. } | JobFailure::MemoryExceeded { .. }
-        ),
+        matches!(failure(&o), JobFailure::MemoryExceeded { raised: Some(e), .. }
+            if e.message.contains("2,000,002 cells, more than the 2,000,000")),
         "{:?}",
         o.result
     );
