@@ -145,6 +145,34 @@ def _screen_workbook(data):
                     tail = chunk[-16:]
 
 
+class _ScreenedWorkbook:
+    """What pandas' calamine reader uses of a `CalamineWorkbook`, and nothing else: the
+    job reaches the reader's `book` (`pd.ExcelFile(...).book`), and the workbook class's
+    `from_path` would open a path in Rust, past the job's `open`."""
+
+    __slots__ = ('_book',)
+
+    def __init__(self, book):
+        self._book = book
+
+    @property
+    def sheets_metadata(self):
+        return self._book.sheets_metadata
+
+    @property
+    def sheet_names(self):
+        return self._book.sheet_names
+
+    def get_sheet_by_name(self, name):
+        return self._book.get_sheet_by_name(name)
+
+    def get_sheet_by_index(self, index):
+        return self._book.get_sheet_by_index(index)
+
+    def close(self):
+        self._book.close()
+
+
 def _install_workbook_reader():
     """At warm-up: pandas' `calamine` engine becomes the screening reader below, and the
     default reader of .xlsx and .xlsm."""
@@ -155,13 +183,17 @@ def _install_workbook_reader():
     class ScreenedCalamineReader(CalamineReader):
         """pandas' calamine reader, given bytes that `_screen_workbook` passed."""
 
+        @property
+        def _workbook_class(self):
+            return _ScreenedWorkbook
+
         def load_workbook(self, filepath_or_buffer, engine_kwargs):
             from python_calamine import load_workbook
             data = filepath_or_buffer.read()
             if type(data) is not bytes:
                 raise TypeError('read_excel: the file must be opened in binary mode')
             _screen_workbook(data)
-            return load_workbook(io.BytesIO(data), **engine_kwargs)
+            return _ScreenedWorkbook(load_workbook(io.BytesIO(data), **engine_kwargs))
 
         def get_sheet_data(self, sheet, file_rows_needed=None):
             cells = sheet.height * sheet.width

@@ -573,3 +573,55 @@ fn a_million_row_sheet_is_a_typed_failure_within_the_limits() {
     };
     assert!(detail.contains("more than the 2000000 cells"), "{detail}");
 }
+
+/// The reader's workbook is the job's to reach (`pd.ExcelFile(...).book`): it opens no
+/// other file. calamine's workbook class would read any path in Rust, past the job's
+/// `open`; with the gate off, where the job reaches the real workbook behind it, the
+/// kernel keeps the host file out of reach.
+#[test]
+fn the_reader_s_workbook_opens_no_host_file() {
+    let host = tempfile::tempdir().unwrap();
+    let canary = host.path().join("canary.xlsx");
+    let make = format!(
+        "import pandas as pd\npd.DataFrame({{'secret': ['canary-secret-7f3a']}}).to_excel({:?}, index=False)",
+        canary.to_str().unwrap()
+    );
+    let made = std::process::Command::new(env!("PYWARD_BUILD_PYTHON"))
+        .args(["-c", &make])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let path = canary.to_str().unwrap();
+
+    let exec = executor();
+    let code = format!(
+        "book = pd.ExcelFile('source.xlsx').book\nprint(pd.read_excel(book, engine='calamine').shape)\nw = book.from_path({path:?})\nprint(w.get_sheet_by_index(0).to_python())"
+    );
+    let o = run(&exec, Job::new(code).src_bytes("source.xlsx", source()));
+    let (kind, message) = python_error(&o);
+    assert!(
+        kind == "AttributeError" && message.contains("from_path"),
+        "{kind}: {message}"
+    );
+    assert!(o.stdout.contains("(8, 5)"), "{}", o.stdout);
+    assert!(!o.stdout.contains("canary-secret"), "{}", o.stdout);
+    next_job_runs(&exec);
+
+    let exec = builder()
+        .preload_pandas(true)
+        .policy(pyward::gate::Policy::gate_disabled_for_testing())
+        .build()
+        .expect("pool starts");
+    let code = format!(
+        "real_getattr = srcpath.__globals__['builtins'].getattr\nbook = real_getattr(pd.ExcelFile('source.xlsx').book, '_book')\ntry:\n    w = book.from_path({path:?})\n    print(w.get_sheet_by_index(0).to_python())\nexcept Exception as e:\n    print('refused', type(e).__name__, e)\npd.DataFrame().to_csv('n.csv')"
+    );
+    let o = run(&exec, Job::new(code).src_bytes("source.xlsx", source()));
+    // Landlock: the host's folder is not the worker's to read.
+    assert!(
+        o.stdout.contains("refused OSError Permission denied"),
+        "{:?} {}",
+        o.result,
+        o.stdout
+    );
+    assert!(!o.stdout.contains("canary-secret"), "{}", o.stdout);
+}
