@@ -362,31 +362,24 @@ test("a job writing a CSV and a workbook shows them as tables, cells as text, in
   await page.unroute(/\/v1\/runs\/[^/?]+$/);
   await shot("run-tables");
 
-  // The playground's Checks panel sends a table job's declaration as options.expect,
-  // and the verdicts follow the tables it checks. The job goes to the server without it
-  // (it runs as before); a failed check comes back as the server answers one: no
-  // artifacts, the check's id in error.check, its words in the message and feedback.
+  // The playground's Checks panel sends a table job's declaration as options.expect;
+  // the server checks the tables and the verdicts follow them. The job's cells begin
+  // with "=" on purpose (it shows they stay text), so the declaration turns no_formulas
+  // off; asking for at most 1 decimal of cost then fails for real: no artifacts, the
+  // check's id in error.check, its words in the message and feedback.
   const declared = {
     version: 1,
     artifacts: ["result.csv", "result.xlsx"],
-    tables: [{ artifact: "result.csv", required_columns: ["dept", "cost"] }, { artifact: "result.xlsx", required_columns: ["headcount"] }],
+    tables: [
+      { artifact: "result.csv", required_columns: ["dept", "cost"], no_formulas: false },
+      { artifact: "result.xlsx", required_columns: ["headcount"], no_formulas: false },
+    ],
   };
-  const detail = "cost must have at most 1 decimals; 1 rows have more: C3 is 800.25";
   let sent;
-  let failCheck = false;
-  await page.route("**/v1/jobs", async (route) => {
-    const body = route.request().postDataJSON();
-    sent = body.options.expect;
-    delete body.options.expect;
-    const response = await route.fetch({ postData: JSON.stringify(body) });
-    const report = await response.json();
-    if (failCheck) {
-      const feedback = `The code ran but its output is not valid (table:result.csv): ${detail}.`;
-      Object.assign(report, { status: "invalid_output", feedback, description: null, artifacts: [] });
-      report.error = { kind: "invalid_output", message: `invalid output: table:result.csv: ${detail}`, check: "table:result.csv" };
-    }
-    await route.fulfill({ response, json: report });
-  });
+  const remember = (request) => {
+    if (request.url().endsWith("/v1/jobs")) sent = request.postDataJSON().options.expect;
+  };
+  page.on("request", remember);
   await page.goto(`${base}/#/play`);
   await page.click("#checks-panel summary");
   await page.fill("#expect", JSON.stringify(declared, null, 1));
@@ -395,15 +388,18 @@ test("a job writing a CSV and a workbook shows them as tables, cells as text, in
   for (const name of ["result.csv", "result.xlsx"]) {
     assert.equal(await page.locator(`#result .table-artifact[data-name="${name}"] .verdict`).getAttribute("data-verdict"), "ok");
   }
-  failCheck = true;
+  const failing = structuredClone(declared);
+  failing.tables[0].decimals = [{ column: "cost", max: 1 }];
+  await page.fill("#expect", JSON.stringify(failing, null, 1));
   assert.equal(await run(), "invalid_output");
+  assert.deepEqual(sent, failing);
+  page.off("request", remember);
   const failed = page.locator('#result .checks .verdict[data-artifact="result.csv"]');
   assert.equal(await failed.getAttribute("data-verdict"), "failed");
-  assert.equal(await failed.locator(".verdict-text").textContent(), detail);
+  assert.match(await failed.locator(".verdict-text").textContent(), /^cost must have at most 1 decimals; 1 rows have more: result\.csv!B3 is "800\.25"/);
   assert.equal(await page.locator('#result .checks .verdict[data-artifact="result.xlsx"]').getAttribute("data-verdict"), "not_run", "checked after the failed one");
   assert.match(await page.textContent("#result .feedback"), /not valid \(table:result\.csv\): cost must have/);
   await shot("playground-check-failed");
-  await page.unroute("**/v1/jobs");
   // A declaration that is not JSON is said on the page; no job is sent.
   let posted = 0;
   const count = (request) => void (request.url().endsWith("/v1/jobs") && posted++);
