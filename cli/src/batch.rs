@@ -230,12 +230,14 @@ pub fn run(
     // `--out FILE` for one script names where its figure goes, whatever the code
     // named it; `--out DIR` (and no --out) keeps every artifact's own name.
     let figure_to_out = matches!((&out, files.len()), (Some(o), 1) if !names_dir(o));
+    let mut written = WrittenThisRun::default();
     let mut worst = 0;
     for ((file, out_path), answer) in files.iter().zip(&out_paths).zip(reports) {
         let (report, artifacts) = answer.expect("every file has a report");
         let to = Destination {
             out_path,
             figure_to_out,
+            written: &mut written,
         };
         worst = worst.max(finish(file, to, report, artifacts, as_json, warmup));
     }
@@ -312,6 +314,39 @@ struct Destination<'a> {
     out_path: &'a Path,
     /// The job's figure is written to `out_path` whatever its name (`--out FILE`).
     figure_to_out: bool,
+    /// The names the earlier scripts of this run wrote.
+    written: &'a mut WrittenThisRun,
+}
+
+/// The names written to the output folder by this run, and by which script: several
+/// scripts that save under the same name (`plt.savefig('figure.png')`) each keep their
+/// file.
+#[derive(Default)]
+struct WrittenThisRun(std::collections::HashMap<String, String>);
+
+impl WrittenThisRun {
+    /// `name` for `script`, or, when an earlier script of this run wrote that name,
+    /// the name after the script's (`b-figure.png`), with the script that had it.
+    fn claim(&mut self, name: &str, script: &Path) -> (String, Option<String>) {
+        let Some(earlier) = self.0.get(name).cloned() else {
+            self.0
+                .insert(name.to_string(), script.display().to_string());
+            return (name.to_string(), None);
+        };
+        let stem = match script.file_stem().and_then(|s| s.to_str()) {
+            Some(s) if script != Path::new("-") && !s.starts_with('.') => s.to_string(),
+            _ => "stdin".to_string(),
+        };
+        let name = (1..)
+            .map(|n| match n {
+                1 => format!("{stem}-{name}"),
+                n => format!("{stem}-{n}-{name}"),
+            })
+            .find(|candidate| !self.0.contains_key(candidate))
+            .expect("an unused name");
+        self.0.insert(name.clone(), script.display().to_string());
+        (name, Some(earlier))
+    }
 }
 
 /// Writes the artifacts next to `out_path`, prints the report, and returns its exit
@@ -349,30 +384,31 @@ fn finish(
             let written_to = match &dir {
                 Some(d) => Ok(d),
                 None => OutputDir::create(out_dir).map(|d| &*dir.insert(d)),
-            }
-            .and_then(|d| {
-                // The one figure: under --out's name (a name checked as the caller's).
-                let name = match &figure {
-                    Some(f) if *f == artifact.name => out_name,
-                    _ => &artifact.name,
-                };
-                d.write(name, &artifact.bytes)
-            });
+            };
+            // The one figure: under --out's name (a name checked as the caller's).
+            let to_out = figure.as_ref() == Some(&artifact.name);
+            let (name, earlier) = to
+                .written
+                .claim(if to_out { out_name } else { &artifact.name }, file);
+            let written_to = written_to.and_then(|d| d.write(&name, &artifact.bytes));
             if let Err(e) = written_to {
                 eprintln!("pyward: cannot write an artifact: {e}");
                 return EXIT_INFRA;
             }
             // Shown as the user wrote `--out` when it is that file.
-            let path = if artifact.name == out_name || figure.as_ref() == Some(&artifact.name) {
+            let path = if earlier.is_none() && (artifact.name == out_name || to_out) {
                 out_path.to_path_buf()
             } else {
-                out_dir.join(&artifact.name)
+                out_dir.join(&name)
             };
             let dims = pyward::validate::png_dimensions(&artifact.bytes)
                 .map(|(w, h)| format!(", {w}x{h} px"))
                 .unwrap_or_default();
+            let kept = earlier
+                .map(|by| format!("; {} was written by {by} in this run", artifact.name))
+                .unwrap_or_default();
             written.push(format!(
-                "wrote {} ({} bytes, {}{dims})",
+                "wrote {} ({} bytes, {}{dims}{kept})",
                 path.display(),
                 a.bytes,
                 a.media_type

@@ -312,3 +312,69 @@ fn pyward_python_variable_is_used_and_reported() {
     assert_ne!(out.status.code(), Some(0));
     assert!(text.contains("/nonexistent/python3"), "{text}");
 }
+
+/// Several scripts of one run that save under the same name each keep their file: the
+/// first under the name, the others under it prefixed with their script's name, each
+/// report saying where its file went.
+#[test]
+fn scripts_of_one_run_that_save_under_one_name_each_keep_their_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let scripts: Vec<PathBuf> = [("a", "[1, 2]"), ("b", "[2, 1]"), ("c", "[3, 1]")]
+        .into_iter()
+        .map(|(name, data)| {
+            write(
+                dir.path(),
+                &format!("{name}.py"),
+                &format!("plt.plot({data})\nplt.savefig('figure.png')\nopen('note.txt', 'w').write('{name}')\n"),
+            )
+        })
+        .collect();
+    let out_dir = dir.path().join("out");
+    let out = pyward()
+        .args(["run", "--json", "--no-record", "--out"])
+        .arg(format!("{}/", out_dir.display()))
+        .args(&scripts)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out.stdout);
+    let mut pngs = std::collections::HashSet::new();
+    for (v, name) in lines.iter().zip(["a", "b", "c"]) {
+        for art in v["artifacts"].as_array().unwrap() {
+            let path = PathBuf::from(art["path"].as_str().unwrap());
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(
+                bytes.len() as u64,
+                art["bytes"].as_u64().unwrap(),
+                "{path:?}"
+            );
+            if art["name"] == "note.txt" {
+                assert_eq!(bytes, name.as_bytes(), "{path:?}");
+            } else {
+                pngs.insert(bytes);
+            }
+        }
+    }
+    assert_eq!(pngs.len(), 3, "three different figures kept");
+    let mut files: Vec<String> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "b-figure.png",
+            "b-note.txt",
+            "c-figure.png",
+            "c-note.txt",
+            "figure.png",
+            "note.txt"
+        ]
+    );
+}
