@@ -99,7 +99,7 @@ impl Value {
     }
 }
 
-fn number_text(x: f64) -> String {
+pub(crate) fn number_text(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{}", x as i64)
     } else {

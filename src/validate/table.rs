@@ -11,14 +11,16 @@
 //! as a formula. A failure names the cells (`result.xlsx!Sheet1!C7`) and the numbers.
 //! Files are read within bounds (see [`sheet`](super::sheet)).
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::Path;
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
 use super::bounds::{MAX_TABLE_BYTES, NAMED};
-use super::sheet::{Select, Table, Value};
+use super::sheet::{number_text, Select, Table, Value};
 use super::{ValidationContext, Validator};
 
 /// Checks over one table artifact (`.csv`, or `.xlsx`/`.xlsm`: a sheet of it). Every
@@ -254,6 +256,155 @@ fn within_decimals(value: &Value, x: f64, max: u32) -> bool {
     (scaled - scaled.round()).abs() <= (scaled.abs() * 8.0 * f64::EPSILON).max(1e-9)
 }
 
+/// A value as keys and copied-through values compare it, without the text
+/// [`Value::canonical`] spells it in: a number (a text that reads as a finite number
+/// is one) by its value, anything else by that text. Two values are equal here exactly
+/// when their canonical texts are: a finite number's text is its value's shortest
+/// spelling (`-0` is `0`), and the text of a non-finite one (`NaN`, `inf`, `-inf`) is
+/// compared as text, as a text spelling it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Canon<'t> {
+    /// The bits of a finite number (zero as `+0`).
+    Number(u64),
+    Text(&'t str),
+}
+
+impl<'t> Canon<'t> {
+    fn number(x: f64) -> Canon<'t> {
+        if x.is_finite() {
+            Canon::Number(if x == 0.0 { 0 } else { x.to_bits() })
+        } else if x.is_nan() {
+            Canon::Text("NaN")
+        } else if x > 0.0 {
+            Canon::Text("inf")
+        } else {
+            Canon::Text("-inf")
+        }
+    }
+
+    /// [`Value::canonical`], as compared.
+    fn of(value: &'t Value) -> Canon<'t> {
+        match value {
+            Value::Number(x) => Canon::number(*x),
+            Value::Text(t) => {
+                let t = t.trim();
+                match t.parse::<f64>() {
+                    Ok(x) if x.is_finite() && !t.is_empty() => Canon::number(x),
+                    _ => Canon::Text(t),
+                }
+            }
+            Value::Bool(b) => Canon::Text(if *b { "True" } else { "False" }),
+            Value::Error(e) => Canon::Text(e),
+            Value::Empty => Canon::Text(""),
+        }
+    }
+
+    /// The canonical text.
+    fn text(self) -> String {
+        match self {
+            Canon::Number(bits) => number_text(f64::from_bits(bits)),
+            Canon::Text(t) => t.to_string(),
+        }
+    }
+}
+
+/// A key as failures show it: its canonical texts.
+fn key_texts(key: &[Canon<'_>]) -> Vec<String> {
+    key.iter().map(|c| c.text()).collect()
+}
+
+/// What the comparison of a copied-through value needs of it: its number, whether it
+/// is missing, its canonical value (the text of a CSV field read once).
+struct Look<'t> {
+    number: Option<f64>,
+    missing: bool,
+    canon: Canon<'t>,
+}
+
+impl<'t> Look<'t> {
+    /// [`Value::number`], [`Value::is_missing`] and [`Canon::of`] of `value`.
+    fn at(value: &'t Value) -> Look<'t> {
+        match value {
+            Value::Number(x) => Look {
+                number: Some(*x),
+                missing: x.is_nan(),
+                canon: Canon::number(*x),
+            },
+            Value::Text(t) => {
+                let t = t.trim();
+                let parsed = t.parse::<f64>().ok();
+                Look {
+                    number: parsed,
+                    missing: t.is_empty()
+                        || t.eq_ignore_ascii_case("nan")
+                        || t.eq_ignore_ascii_case("na")
+                        || t.eq_ignore_ascii_case("null"),
+                    canon: match parsed {
+                        Some(x) if x.is_finite() => Canon::number(x),
+                        _ => Canon::Text(t),
+                    },
+                }
+            }
+            other => Look {
+                number: other.number(),
+                missing: other.is_missing(),
+                canon: Canon::of(other),
+            },
+        }
+    }
+}
+
+/// The key of every row of a table over some columns, side by side.
+struct Keys<'t> {
+    width: usize,
+    rows: usize,
+    cells: Vec<Canon<'t>>,
+}
+
+impl<'t> Keys<'t> {
+    fn of(table: &'t Table, cols: &[usize]) -> Keys<'t> {
+        let mut cells = Vec::with_capacity(table.rows.len() * cols.len());
+        for row in &table.rows {
+            cells.extend(cols.iter().map(|&c| Canon::of(&row[c])));
+        }
+        Keys {
+            width: cols.len(),
+            rows: table.rows.len(),
+            cells,
+        }
+    }
+
+    fn row(&self, r: usize) -> &[Canon<'t>] {
+        &self.cells[r * self.width..(r + 1) * self.width]
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &[Canon<'t>]> + '_ {
+        (0..self.rows).map(|r| self.row(r))
+    }
+}
+
+/// Keys already built, by table and columns: the rules that key the same table by the
+/// same columns share them.
+#[derive(Default)]
+struct KeyCache<'t> {
+    built: Vec<(*const Table, Vec<usize>, Rc<Keys<'t>>)>,
+}
+
+impl<'t> KeyCache<'t> {
+    fn keys(&mut self, table: &'t Table, cols: &[usize]) -> Rc<Keys<'t>> {
+        let found = self
+            .built
+            .iter()
+            .find(|(t, c, _)| std::ptr::eq(*t, table) && c == cols);
+        if let Some((_, _, keys)) = found {
+            return Rc::clone(keys);
+        }
+        let keys = Rc::new(Keys::of(table, cols));
+        self.built.push((table, cols.to_vec(), Rc::clone(&keys)));
+        keys
+    }
+}
+
 /// An input table as a rule names it: file, sheet, header row.
 type InputKey = (String, Option<String>, Option<u32>);
 
@@ -324,22 +475,11 @@ impl TableCheck {
         names.iter().map(|c| table.column(c)).collect()
     }
 
-    fn keys(table: &Table, cols: &[usize]) -> Vec<Vec<String>> {
-        table
-            .rows
-            .iter()
-            .map(|r| {
-                cols.iter()
-                    .map(|&c| r[c].canonical().into_owned())
-                    .collect()
-            })
-            .collect()
-    }
-
     /// Every rule over an already read table and its inputs; each failing rule adds
     /// one line.
     fn failures(&self, table: &Table, inputs: &InputTables) -> Vec<String> {
         let mut failed = Vec::new();
+        let mut keys = KeyCache::default();
         let mut fail = |r: Result<(), String>| {
             if let Err(e) = r {
                 failed.push(e);
@@ -369,15 +509,15 @@ impl TableCheck {
             fail(self.no_nan(table, c));
         }
         if !self.unique_keys.is_empty() {
-            fail(self.unique(table));
+            fail(self.unique(table, &mut keys));
         }
         if let Some(k) = &self.keys_from_input {
             let input = inputs.get(&k.input, k.sheet.as_deref(), k.header_row);
-            fail(input.and_then(|input| self.keys_kept(table, k, input)));
+            fail(input.and_then(|input| self.keys_kept(table, k, input, &mut keys)));
         }
         if let Some(u) = &self.columns_unchanged {
             let input = inputs.get(&u.input, u.sheet.as_deref(), u.header_row);
-            fail(input.and_then(|input| self.unchanged(table, u, input)));
+            fail(input.and_then(|input| self.unchanged(table, u, input, &mut keys)));
         }
         for s in &self.sums {
             fail(self.sum(table, s));
@@ -411,23 +551,28 @@ impl TableCheck {
         ))
     }
 
-    fn unique(&self, table: &Table) -> Result<(), String> {
+    fn unique<'t>(&self, table: &'t Table, keys: &mut KeyCache<'t>) -> Result<(), String> {
         let cols = Self::columns(table, &self.unique_keys)?;
-        let mut seen: HashMap<Vec<String>, usize> = HashMap::new();
+        let keys = keys.keys(table, &cols);
+        let mut seen: HashMap<&[Canon<'_>], usize> = HashMap::with_capacity(keys.rows);
         let mut dups = Vec::new();
         let mut count = 0;
-        for (r, key) in Self::keys(table, &cols).into_iter().enumerate() {
-            if let Some(&first) = seen.get(&key) {
-                count += 1;
-                if dups.len() < NAMED {
-                    dups.push(format!(
-                        "{key:?} in {} and {}",
-                        table.cell(first, cols[0]),
-                        table.cell(r, cols[0])
-                    ));
+        for (r, key) in keys.iter().enumerate() {
+            match seen.entry(key) {
+                Entry::Occupied(first) => {
+                    count += 1;
+                    if dups.len() < NAMED {
+                        dups.push(format!(
+                            "{:?} in {} and {}",
+                            key_texts(key),
+                            table.cell(*first.get(), cols[0]),
+                            table.cell(r, cols[0])
+                        ));
+                    }
                 }
-            } else {
-                seen.insert(key, r);
+                Entry::Vacant(slot) => {
+                    slot.insert(r);
+                }
             }
         }
         if count == 0 {
@@ -441,16 +586,23 @@ impl TableCheck {
         ))
     }
 
-    fn keys_kept(&self, table: &Table, k: &KeysFromInput, input: &Table) -> Result<(), String> {
+    fn keys_kept<'t>(
+        &self,
+        table: &'t Table,
+        k: &KeysFromInput,
+        input: &'t Table,
+        keys: &mut KeyCache<'t>,
+    ) -> Result<(), String> {
         let out_cols = Self::columns(table, &k.columns)?;
         let in_cols = Self::columns(input, &k.columns)?;
-        let got: HashSet<_> = Self::keys(table, &out_cols).into_iter().collect();
-        let want: HashSet<_> = Self::keys(input, &in_cols).into_iter().collect();
-        let mut missing: Vec<_> = want.difference(&got).collect();
-        let mut extra: Vec<_> = got.difference(&want).collect();
-        if missing.is_empty() && extra.is_empty() {
+        let (out_keys, in_keys) = (keys.keys(table, &out_cols), keys.keys(input, &in_cols));
+        let got: HashSet<&[Canon<'_>]> = out_keys.iter().collect();
+        let want: HashSet<&[Canon<'_>]> = in_keys.iter().collect();
+        if got == want {
             return Ok(());
         }
+        let mut missing: Vec<Vec<String>> = want.difference(&got).map(|k| key_texts(k)).collect();
+        let mut extra: Vec<Vec<String>> = got.difference(&want).map(|k| key_texts(k)).collect();
         missing.sort();
         extra.sort();
         let (nm, ne) = (missing.len(), extra.len());
@@ -462,15 +614,22 @@ impl TableCheck {
         ))
     }
 
-    fn unchanged(&self, table: &Table, u: &ColumnsUnchanged, input: &Table) -> Result<(), String> {
-        let out_keys = Self::columns(table, &u.key)?;
-        let in_keys = Self::columns(input, &u.key)?;
-        let mut by_key: HashMap<Vec<String>, usize> = HashMap::new();
-        for (r, key) in Self::keys(input, &in_keys).into_iter().enumerate() {
+    fn unchanged<'t>(
+        &self,
+        table: &'t Table,
+        u: &ColumnsUnchanged,
+        input: &'t Table,
+        keys: &mut KeyCache<'t>,
+    ) -> Result<(), String> {
+        let out_cols = Self::columns(table, &u.key)?;
+        let in_cols = Self::columns(input, &u.key)?;
+        let (out_keys, in_keys) = (keys.keys(table, &out_cols), keys.keys(input, &in_cols));
+        let mut by_key: HashMap<&[Canon<'_>], usize> = HashMap::with_capacity(in_keys.rows);
+        for (r, key) in in_keys.iter().enumerate() {
             by_key.entry(key).or_insert(r);
         }
         // The input row of each output row (None: a key the input does not have).
-        let matched: Vec<Option<usize>> = Self::keys(table, &out_keys)
+        let matched: Vec<Option<usize>> = out_keys
             .iter()
             .map(|key| by_key.get(key).copied())
             .collect();
@@ -484,14 +643,12 @@ impl TableCheck {
                     continue;
                 };
                 let (got, want) = (&table.rows[r][oc], &input.rows[ir][ic]);
-                let same = match (got.number(), want.number()) {
-                    (Some(a), Some(b)) if !got.is_missing() && !want.is_missing() => {
-                        (a - b).abs() <= u.tolerance * b.abs().max(1.0)
+                let (a, b) = (Look::at(got), Look::at(want));
+                let same = match (a.number, b.number) {
+                    (Some(x), Some(y)) if !a.missing && !b.missing => {
+                        (x - y).abs() <= u.tolerance * y.abs().max(1.0)
                     }
-                    _ => {
-                        got.canonical() == want.canonical()
-                            || (got.is_missing() && want.is_missing())
-                    }
+                    _ => a.canon == b.canon || (a.missing && b.missing),
                 };
                 if !same {
                     count += 1;
@@ -573,10 +730,11 @@ impl TableCheck {
             (Some(w), Some(v)) => Some((table.column(w)?, v.as_str())),
             _ => None,
         };
-        let rows = (0..table.rows.len()).filter(|&r| {
-            selector.is_none_or(|(wc, v)| {
-                table.rows[r][wc].canonical() == Value::Text(v.into()).canonical()
-            })
+        let wanted = selector.map(|(_, v)| Value::Text(v.into()));
+        let wanted = wanted.as_ref().map(Canon::of);
+        let rows = (0..table.rows.len()).filter(|&r| match (selector, wanted) {
+            (Some((wc, _)), Some(w)) => Canon::of(&table.rows[r][wc]) == w,
+            _ => true,
         });
         let mut out = Vec::new();
         let mut count = 0;

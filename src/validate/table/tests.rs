@@ -278,3 +278,72 @@ fn five_thousand_rows_check_quickly() {
 fn unknown_fields_are_refused_when_loading() {
     assert!(serde_json::from_str::<TableCheck>(r#"{"artifact": "a.csv", "colums": []}"#).is_err());
 }
+
+/// Keys and copied-through values are compared by [`Canon`], not by the text of
+/// [`Value::canonical`]: the two must agree on every pair of values.
+#[test]
+fn keys_compare_as_their_canonical_text() {
+    use proptest::prelude::*;
+    let spellings = [
+        "101",
+        "101.0",
+        " 101 ",
+        "1e2",
+        "100",
+        "1.0e2",
+        "abc",
+        "",
+        " ",
+        "nan",
+        "NaN",
+        "inf",
+        "-inf",
+        "+inf",
+        "Infinity",
+        "-0",
+        "0",
+        "0.0",
+        "-0.0",
+        "1.5",
+        "1.50",
+        "True",
+        "False",
+        "1000000000000000",
+        "999999999999999",
+        "1e15",
+        "1e400",
+        "-1e400",
+        "0.1",
+        "0.30000000000000004",
+        "#N/A",
+        "1e-7",
+        "0.0000001",
+    ];
+    let value = prop_oneof![
+        any::<f64>().prop_map(Value::Number),
+        (-1e16f64..1e16).prop_map(|x| Value::Number(x.trunc())),
+        prop::sample::select(spellings.to_vec()).prop_map(|s| Value::Text(s.into())),
+        any::<f64>().prop_map(|x| Value::Text(format!("{x}"))),
+        any::<bool>().prop_map(Value::Bool),
+        Just(Value::Error("#N/A".into())),
+        Just(Value::Empty),
+        Just(Value::Number(f64::NAN)),
+        Just(Value::Number(f64::INFINITY)),
+        Just(Value::Number(-0.0)),
+    ];
+    let config = ProptestConfig {
+        cases: 4000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    proptest!(config, |(a in value.clone(), b in value)| {
+        let (ca, cb) = (Canon::of(&a), Canon::of(&b));
+        prop_assert_eq!(ca.text(), a.canonical().into_owned());
+        prop_assert_eq!(ca == cb, a.canonical() == b.canonical(), "{:?} {:?}", a, b);
+        let (la, lb) = (Look::at(&a), Look::at(&b));
+        prop_assert_eq!(la.canon, ca);
+        prop_assert_eq!(la.missing, a.is_missing());
+        prop_assert_eq!(la.number.map(f64::to_bits), a.number().map(f64::to_bits));
+        prop_assert_eq!(lb.canon, cb);
+    });
+}
