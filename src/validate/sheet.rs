@@ -686,6 +686,84 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn formula_tags_with_a_prefix_or_white_space_are_found() {
+        // `<x:f/>` (a shared formula under a prefix) and `<f` then a line break: the
+        // tag search that decides whether a sheet is parsed for formulas finds both.
+        for cell in [
+            r#"<c r="A1"><f>SUM(B1:B2)</f><v>0</v></c>"#,
+            r#"<c r="A1"><f
+>SUM(B1:B2)</f><v>0</v></c>"#,
+            r#"<c r="A1"><f	t="normal">SUM(B1:B2)</f><v>0</v></c>"#,
+        ] {
+            let body = format!(r#"<row r="1">{cell}</row>"#);
+            let wb = workbook(&[("S", &body)], &[]);
+            let t = Table::read(
+                "r.xlsx",
+                &wb,
+                Select {
+                    injections: true,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(t.injection_count, 1, "{cell}: {:?}", t.injections);
+        }
+        let prefixed = r#"<?xml version="1.0"?><x:worksheet xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:sheetData><x:row r="1"><x:c r="A1"><x:f/><x:v>0</x:v></x:c></x:row></x:sheetData></x:worksheet>"#;
+        let wb = workbook(&[("S", "")], &[]);
+        let wb = replace_part(&wb, "xl/worksheets/sheet1.xml", prefixed.as_bytes());
+        let t = Table::read(
+            "r.xlsx",
+            &wb,
+            Select {
+                injections: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(t.injection_count, 1, "{:?}", t.injections);
+    }
+
+    #[test]
+    fn a_sheet_name_given_twice_or_a_part_named_twice_is_refused() {
+        // Cells are read by sheet name: a second sheet of one name would go unchecked.
+        let hidden = [row(1, &["note"]), row(2, &["'=HYPERLINK(\"http://x\")"])].concat();
+        let wb = workbook(&[("S", &row(1, &["a"])), ("s", &hidden)], &[]);
+        let e = Table::read(
+            "r.xlsx",
+            &wb,
+            Select {
+                injections: true,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains(r#"names the sheet "s" twice"#), "{e}");
+        // Two names for one part: it would be read once per name.
+        let wb = workbook(&[("S", &row(1, &["a"])), ("T", &row(1, &["b"]))], &[]);
+        let rels = r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#;
+        let wb = replace_part(&wb, "xl/_rels/workbook.xml.rels", rels.as_bytes());
+        let e = Table::read("r.xlsx", &wb, Select::default()).unwrap_err();
+        assert!(e.contains("is named as more than one sheet"), "{e}");
+    }
+
+    /// `wb` with the part `path` holding `body`.
+    fn replace_part(wb: &[u8], path: &str, body: &[u8]) -> Vec<u8> {
+        let mut from = zip::ZipArchive::new(Cursor::new(wb)).unwrap();
+        let mut to = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        for i in 0..from.len() {
+            let mut part = from.by_index(i).unwrap();
+            let name = part.name().to_string();
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut part, &mut bytes).unwrap();
+            to.start_file(&name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            to.write_all(if name == path { body } else { &bytes })
+                .unwrap();
+        }
+        to.finish().unwrap().into_inner()
+    }
+
+    #[test]
     fn formulas_and_formula_like_text_are_found_in_every_sheet() {
         let body1 = [
             row(1, &["dept", "amount"]),

@@ -4,7 +4,7 @@
 //! its relationships, and formula cells found by this module's own scan of the sheet
 //! XML. The limits are [`super::bounds`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufReader, Cursor, Read};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -70,6 +70,7 @@ pub(super) fn scan_parts(name: &str, bytes: &[u8], formulas: bool) -> Result<Par
     let rels =
         read_part(&mut zip, "xl/_rels/workbook.xml.rels", &mut budget, name)?.unwrap_or_default();
     let sheets = sheet_parts(&workbook, &rels).map_err(|e| format!("{name}: {e}"))?;
+    refuse_repeated_sheets(&sheets).map_err(|e| format!("{name}: {e}"))?;
     let mut found = Parts {
         sheets,
         formulas: HashMap::new(),
@@ -124,10 +125,34 @@ pub(super) fn scan_parts(name: &str, bytes: &[u8], formulas: bool) -> Result<Par
     Ok(found)
 }
 
-/// Whether an XML stream holds a formula element (`<f>`, `<f ...>`, `<x:f>`).
+/// Two sheets of one name, or two names for one sheet part, which no spreadsheet
+/// program writes: the cells are read by sheet name (a second sheet of a name would
+/// never be read, its cells never checked), and a part named N times would be read N
+/// times.
+fn refuse_repeated_sheets(sheets: &[(String, String)]) -> Result<(), String> {
+    let mut names = HashSet::new();
+    let mut parts = HashSet::new();
+    for (sheet, part) in sheets {
+        // Spreadsheet programs compare sheet names without case.
+        if !names.insert(sheet.to_lowercase()) {
+            return Err(format!("it names the sheet {sheet:?} twice"));
+        }
+        if !parts.insert(part.to_ascii_lowercase()) {
+            return Err(format!("its part {part} is named as more than one sheet"));
+        }
+    }
+    Ok(())
+}
+
+/// Whether an XML stream holds a formula element: `f`, with a namespace prefix or
+/// without, followed by `>`, `/` or white space (`<f>`, `<f t="shared" .../>`,
+/// `<x:f>`, `<f\n>`).
 fn find_formula_tag<R: Read>(mut reader: R) -> std::io::Result<bool> {
-    let finders =
-        [b"<f>" as &[u8], b"<f ", b"<f/", b":f>", b":f "].map(memchr::memmem::Finder::new);
+    const TAGS: [&[u8]; 12] = [
+        b"<f>", b"<f/", b"<f ", b"<f\t", b"<f\n", b"<f\r", b":f>", b":f/", b":f ", b":f\t",
+        b":f\n", b":f\r",
+    ];
+    let finders = TAGS.map(memchr::memmem::Finder::new);
     let mut buf = vec![0u8; 64 << 10];
     let mut carry = 0;
     loop {
