@@ -198,6 +198,22 @@ pub struct Artifact {
     pub requested: Option<String>,
 }
 
+impl Artifact {
+    /// A file as a [`Validator`](crate::validate::Validator) is given it, for testing a
+    /// validator of your own (or fuzzing the table checks) without running a job; no
+    /// figure summary, nothing said of how it was made.
+    pub fn new(name: impl Into<String>, media_type: impl Into<String>, bytes: Vec<u8>) -> Artifact {
+        Artifact {
+            name: name.into(),
+            media_type: media_type.into(),
+            bytes,
+            figure: None,
+            obtained: None,
+            requested: None,
+        }
+    }
+}
+
 pub use crate::protocol::Obtained;
 
 /// Which worker ran a job.

@@ -440,14 +440,7 @@ mod dir_tests {
     }
 
     fn artifact(name: &str, bytes: &[u8]) -> Artifact {
-        Artifact {
-            name: name.into(),
-            media_type: "image/png".into(),
-            bytes: bytes.to_vec(),
-            figure: None,
-            obtained: None,
-            requested: None,
-        }
+        Artifact::new(name, "image/png", bytes.to_vec())
     }
 
     #[test]

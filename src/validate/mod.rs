@@ -301,14 +301,7 @@ mod tests {
     use super::*;
 
     fn art(name: &str, bytes: &[u8]) -> Artifact {
-        Artifact {
-            name: name.into(),
-            media_type: String::new(),
-            bytes: bytes.to_vec(),
-            figure: None,
-            obtained: None,
-            requested: None,
-        }
+        Artifact::new(name, "", bytes.to_vec())
     }
 
     fn tiny_png(w: u32, h: u32) -> Vec<u8> {
