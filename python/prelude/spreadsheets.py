@@ -99,20 +99,26 @@ def _install_reproducible_workbooks():
 # 5,000-row sheet. calamine's XML parser neither expands entities nor fetches external
 # ones, but it does not refuse them either: pyward reads the workbook's bytes once and
 # screens them before calamine sees them (those same bytes, so nothing can change in
-# between): a DTD in any XML part is refused as openpyxl under defusedxml refuses it,
-# the XML parts may inflate to a bounded size (a zip bomb ends here, named, not in the
+# between): a DTD in any part is refused as openpyxl under defusedxml refuses it,
+# the parts may inflate to a bounded size (a zip bomb ends here, named, not in the
 # reader's allocator), and a sheet of more cells than the host's table checks read is
 # refused before it becomes Python objects. `engine='openpyxl'` still reads through
 # openpyxl and defusedxml.
-_WORKBOOK_XML_BOUND = 256 << 20
+_WORKBOOK_INFLATE_BOUND = 256 << 20
 # As MAX_TABLE_CELLS in src/validate/bounds.rs: what the host's checks read of a sheet.
 _SHEET_CELL_BOUND = 2_000_000
 
 
+# Parts that are not XML (macros, images): inflated within the bound, not searched.
+_BINARY_PARTS = ('.bin', '.png', '.jpeg', '.jpg', '.gif', '.bmp', '.tif', '.tiff',
+                 '.emf', '.wmf')
+
+
 def _screen_workbook(data):
-    """Raises unless the workbook bytes `data` are fit for calamine: every `.xml` and
-    `.rels` part inflated within `_WORKBOOK_XML_BOUND` in all, none declaring a DTD.
-    A file that is not a zip archive is left to the reader (which says so)."""
+    """Raises unless the workbook bytes `data` are fit for calamine: every part inflated
+    within `_WORKBOOK_INFLATE_BOUND` in all, and none but the binary ones declaring a DTD
+    (whatever its name: a sheet part's name is the workbook's choice). A file that is
+    not a zip archive is left to the reader (which says so)."""
     import zipfile
     from defusedxml import DTDForbidden, EntitiesForbidden
 
@@ -120,11 +126,10 @@ def _screen_workbook(data):
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
         return
-    budget = _WORKBOOK_XML_BOUND
+    budget = _WORKBOOK_INFLATE_BOUND
     with archive:
         for info in archive.infolist():
-            if not info.filename.endswith(('.xml', '.rels')):
-                continue
+            searched = not info.filename.lower().endswith(_BINARY_PARTS)
             with archive.open(info) as part:
                 tail = b''
                 while True:
@@ -134,10 +139,12 @@ def _screen_workbook(data):
                     budget -= len(chunk)
                     if budget < 0:
                         raise MemoryError(
-                            f'the workbook\'s XML inflates past {_WORKBOOK_XML_BOUND >> 20} MiB '
+                            f'the workbook inflates past {_WORKBOOK_INFLATE_BOUND >> 20} MiB '
                             f'(at {info.filename}): a zip bomb, or a workbook larger than '
                             'a job reads')
                     window = tail + chunk
+                    if not searched:
+                        continue
                     if b'<!ENTITY' in window:
                         raise EntitiesForbidden(info.filename, None, None, None, None, None)
                     if b'<!DOCTYPE' in window:

@@ -389,6 +389,16 @@ fn bad_workbooks_answer_typed_failures_and_the_pool_goes_on() {
         kind.contains("DTDForbidden") && message.contains("a DTD"),
         "{kind}: {message}"
     );
+    // Whatever the part's name: a workbook names its own parts.
+    let book = raw_workbook(
+        &sheet_with("", ""),
+        &[(
+            "customXml/ITEM1",
+            br#"<!DOCTYPE x [<!ENTITY a "b">]><x>&a;</x>"#,
+        )],
+    );
+    let o = run(&exec, Job::new(read).src_bytes("source.xlsx", book));
+    refused(&o);
     next_job_runs(&exec);
 
     // A sheet name that is a path: read and write.
