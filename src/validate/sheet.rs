@@ -705,13 +705,18 @@ pub(crate) mod tests {
         assert_eq!(formulas_found(&wb).len(), 1);
     }
 
-    /// What the injection scan of workbook `wb` found.
-    fn formulas_found(wb: &[u8]) -> Vec<String> {
+    /// Workbook `wb` read as an output is: its formulas and formula-like text sought.
+    fn scanned(wb: &[u8]) -> Result<Table, String> {
         let select = Select {
             injections: true,
             ..Default::default()
         };
-        let t = Table::read("r.xlsx", wb, select).unwrap();
+        Table::read("r.xlsx", wb, select)
+    }
+
+    /// What the injection scan of workbook `wb` found.
+    fn formulas_found(wb: &[u8]) -> Vec<String> {
+        let t = scanned(wb).unwrap();
         assert_eq!(t.injection_count, t.injections.len());
         t.injections
     }
@@ -721,15 +726,7 @@ pub(crate) mod tests {
         // Cells are read by sheet name: a second sheet of one name would go unchecked.
         let hidden = [row(1, &["note"]), row(2, &["'=HYPERLINK(\"http://x\")"])].concat();
         let wb = workbook(&[("S", &row(1, &["a"])), ("s", &hidden)], &[]);
-        let e = Table::read(
-            "r.xlsx",
-            &wb,
-            Select {
-                injections: true,
-                ..Default::default()
-            },
-        )
-        .unwrap_err();
+        let e = scanned(&wb).unwrap_err();
         assert!(e.contains(r#"names the sheet "s" twice"#), "{e}");
         // Two names for one part: it would be read once per name.
         let wb = workbook(&[("S", &row(1, &["a"])), ("T", &row(1, &["b"]))], &[]);
@@ -766,15 +763,7 @@ pub(crate) mod tests {
         .concat();
         let body2 = [row(1, &["note"]), row(2, &["'=HYPERLINK(\"http://x\")"])].concat();
         let wb = workbook(&[("S", &body1), ("T", &body2)], &[]);
-        let t = Table::read(
-            "r.xlsx",
-            &wb,
-            Select {
-                injections: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let t = scanned(&wb).unwrap();
         let all = t.injections.join("\n");
         assert_eq!(t.injection_count, 3, "{all}");
         assert!(

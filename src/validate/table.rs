@@ -403,6 +403,19 @@ impl<'t> KeyCache<'t> {
         self.built.push((table, cols.to_vec(), Rc::clone(&keys)));
         keys
     }
+
+    /// The keys of the output `table` and of the `input` it is compared with, on the
+    /// columns `names` (which both must have).
+    fn both(
+        &mut self,
+        table: &'t Table,
+        input: &'t Table,
+        names: &[String],
+    ) -> Result<(Rc<Keys<'t>>, Rc<Keys<'t>>), String> {
+        let out_cols = TableCheck::columns(table, names)?;
+        let in_cols = TableCheck::columns(input, names)?;
+        Ok((self.keys(table, &out_cols), self.keys(input, &in_cols)))
+    }
 }
 
 /// An input table as a rule names it: file, sheet, header row.
@@ -593,9 +606,7 @@ impl TableCheck {
         input: &'t Table,
         keys: &mut KeyCache<'t>,
     ) -> Result<(), String> {
-        let out_cols = Self::columns(table, &k.columns)?;
-        let in_cols = Self::columns(input, &k.columns)?;
-        let (out_keys, in_keys) = (keys.keys(table, &out_cols), keys.keys(input, &in_cols));
+        let (out_keys, in_keys) = keys.both(table, input, &k.columns)?;
         let got: HashSet<&[Canon<'_>]> = out_keys.iter().collect();
         let want: HashSet<&[Canon<'_>]> = in_keys.iter().collect();
         if got == want {
@@ -621,9 +632,7 @@ impl TableCheck {
         input: &'t Table,
         keys: &mut KeyCache<'t>,
     ) -> Result<(), String> {
-        let out_cols = Self::columns(table, &u.key)?;
-        let in_cols = Self::columns(input, &u.key)?;
-        let (out_keys, in_keys) = (keys.keys(table, &out_cols), keys.keys(input, &in_cols));
+        let (out_keys, in_keys) = keys.both(table, input, &u.key)?;
         let mut by_key: HashMap<&[Canon<'_>], usize> = HashMap::with_capacity(in_keys.rows);
         for (r, key) in in_keys.iter().enumerate() {
             by_key.entry(key).or_insert(r);
