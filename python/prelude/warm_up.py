@@ -94,7 +94,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
         if one_shot:
             # Its job imports the rest when it uses it; its workbooks must still come
             # out as a pool's do, byte for byte.
-            _install_reproducible_workbooks()
+            _install_workbook_saving()
             _install_workbook_reader()
         else:
             _warm_spreadsheets()

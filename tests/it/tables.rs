@@ -635,3 +635,103 @@ fn the_reader_s_workbook_opens_no_host_file() {
     );
     assert!(!o.stdout.contains("canary-secret"), "{}", o.stdout);
 }
+
+/// Workbooks of every kind of cell, written by model-style code: plain rows (numbers,
+/// booleans, text that needs escaping or keeps its spaces, styled or not) and rows that
+/// openpyxl writes itself (formulas, dates, decimals, numpy scalars, NaN, links,
+/// heights, a styled empty cell).
+const EVERY_KIND_OF_CELL: &str = r#"
+import datetime, decimal, math
+import numpy as np
+import pandas as pd
+from openpyxl import Workbook
+from openpyxl.styles import Font
+values = [1, -2, 0, 1.5, 1e-300, 1e300, 10**30, 2**53 + 1, 0.1 + 0.2, math.nan, math.inf,
+          True, False, '', ' ', '  x', 'x  ', ' x ', 'a<b>&"\'c', '\t tab', 'line\nbreak\r\n',
+          '部门名称', 'emoji 🎉', '=1+1', '+1', '-x', '@x', None,
+          datetime.datetime(2024, 1, 2, 3, 4, 5), datetime.date(2024, 1, 2),
+          datetime.time(1, 2, 3), decimal.Decimal('1.25'), np.float64(2.5), np.int64(7),
+          'x' * 5000]
+wb = Workbook()
+ws = wb.active
+for i, v in enumerate(values, start=1):
+    ws.cell(row=i, column=1, value=v)
+    ws.cell(row=i, column=3, value=v).font = Font(bold=True)
+    ws.cell(row=i, column=30, value=v).number_format = '0.00'
+ws['E6'].hyperlink = 'https://example.invalid/'
+ws.row_dimensions[9].height = 30
+ws.cell(row=12, column=2).font = Font(italic=True)
+wb.create_sheet('Two').append(['a', 2.5, None, True])
+wb.save('book.xlsx')
+df = pd.DataFrame({'a': [1, 2, None], 'b': ['x', ' y', None], 'c': [1.5, math.nan, -0.0],
+                   'd': pd.to_datetime(['2024-01-01', None, '2024-03-01']),
+                   'e': [True, False, None]})
+with pd.ExcelWriter('frame.xlsx', engine='openpyxl') as writer:
+    df.to_excel(writer, sheet_name='S')
+    df.set_index(['a', 'b']).to_excel(writer, sheet_name='Multi')
+    df.to_excel(writer, sheet_name='NoIndex', index=False, startrow=3, startcol=2)
+"#;
+
+fn workbook_parts(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).expect("a workbook");
+    (0..zip.len())
+        .map(|i| {
+            let mut part = zip.by_index(i).unwrap();
+            let mut data = Vec::new();
+            std::io::Read::read_to_end(&mut part, &mut data).unwrap();
+            (part.name().to_string(), data)
+        })
+        .collect()
+}
+
+/// The worker writes plain rows itself (python/prelude/spreadsheets.py): every part of
+/// its workbooks is byte for byte what stock openpyxl writes for the same code, the
+/// document's creation and save times aside (pyward writes none).
+#[test]
+fn workbooks_are_written_byte_for_byte_as_openpyxl_writes_them() {
+    let stock = tempfile::tempdir().unwrap();
+    let ran = std::process::Command::new(env!("PYWARD_BUILD_PYTHON"))
+        .args(["-I", "-c", EVERY_KIND_OF_CELL])
+        .current_dir(stock.path())
+        .status()
+        .unwrap();
+    assert!(ran.success());
+
+    let exec = executor();
+    let o = run(&exec, Job::new(EVERY_KIND_OF_CELL));
+    expect_ok(&o);
+    for name in ["book.xlsx", "frame.xlsx"] {
+        let ours = o
+            .artifacts()
+            .iter()
+            .find(|a| a.name == name)
+            .unwrap_or_else(|| panic!("{name} is an artifact"));
+        let theirs = std::fs::read(stock.path().join(name)).unwrap();
+        let (ours, theirs) = (workbook_parts(&ours.bytes), workbook_parts(&theirs));
+        let names = |parts: &[(String, Vec<u8>)]| -> Vec<String> {
+            parts.iter().map(|(n, _)| n.clone()).collect()
+        };
+        assert_eq!(names(&ours), names(&theirs), "{name}");
+        for ((part, a), (_, b)) in ours.iter().zip(&theirs) {
+            if part == "docProps/core.xml" {
+                continue;
+            }
+            assert!(
+                a == b,
+                "{name}: {part} differs:\n{}\n---\n{}",
+                String::from_utf8_lossy(a),
+                String::from_utf8_lossy(b)
+            );
+        }
+    }
+
+    // And the rows were the worker's own to write.
+    let exec = builder()
+        .preload_pandas(true)
+        .policy(pyward::gate::Policy::gate_disabled_for_testing())
+        .build()
+        .expect("pool starts");
+    let code = "g = srcpath.__globals__\nwriter = g['sys'].modules['openpyxl.worksheet._writer']\nprint(writer.WorksheetWriter.write_rows is g['_write_sheet_rows'])";
+    let o = run(&exec, Job::new(code));
+    assert_eq!(o.stdout.trim(), "True", "{:?}", o.result);
+}
