@@ -167,6 +167,57 @@ def _install_workbook_saving():
     WorksheetWriter.write_rows = _write_sheet_rows
 
 
+# XlsxWriter, pandas' other writer, as jobs get it: every workbook is kept in memory
+# (its default stages each sheet in a temporary file, in a folder a job may name with
+# `tmpdir` or `set_tempdir`), saved with the same 1980 creation date as openpyxl's (its
+# default is the clock), and it writes no macros (`add_vba_project` would read a
+# binary and make the output a macro workbook). Its images and themes are read through
+# the library-facing `open`, as every library read is.
+
+def _refuse_macros(*args, **kwargs):
+    raise PermissionError("XlsxWriter macros are not available in this sandbox: "
+                          "write data and formats only")
+
+
+def _refuse_tempdir(*args, **kwargs):
+    raise PermissionError("Workbook.set_tempdir is not available in this sandbox: "
+                          "workbooks are kept in memory")
+
+
+def _install_xlsxwriter():
+    """At warm-up, before the state guard's snapshot."""
+    import datetime
+    import xlsxwriter.core
+    from xlsxwriter.workbook import Workbook
+
+    stock_init = Workbook.__init__
+
+    def __init__(self, filename=None, options=None):
+        if options is not None and type(options) is not dict:
+            raise TypeError("Workbook options must be a dict")
+        options = dict(options or {})
+        options.pop('tmpdir', None)
+        options['in_memory'] = True
+        stock_init(self, filename, options)
+
+    __init__.__doc__ = stock_init.__doc__
+    __init__.__wrapped__ = stock_init
+    Workbook.__init__ = __init__
+    for name in ('add_vba_project', 'add_signed_vba_project', 'set_vba_name'):
+        setattr(Workbook, name, _refuse_macros)
+    Workbook.set_tempdir = _refuse_tempdir
+
+    epoch = datetime.datetime(*_WORKBOOK_EPOCH, tzinfo=datetime.timezone.utc)
+    stock_properties = xlsxwriter.core.Core._set_properties
+
+    def _set_properties(self, properties):
+        if not isinstance(properties.get('created'), datetime.datetime):
+            properties = {**properties, 'created': epoch}
+        stock_properties(self, properties)
+
+    xlsxwriter.core.Core._set_properties = _set_properties
+
+
 # pandas reads .xlsx with calamine, a Rust reader (python-calamine, pinned; the reader
 # pandas announces as its next default), about ten times faster than openpyxl on a
 # 5,000-row sheet. calamine's XML parser neither expands entities nor fetches external
@@ -295,8 +346,8 @@ def _install_workbook_reader():
 
 def _warm_spreadsheets():
     """At warm-up, in the template: openpyxl imported, its XML parser checked, and one
-    workbook written and read in memory the way jobs do (several sheets, styles,
-    `sheet_name=None`), so that neither the imports nor the first-use caches (mimetypes,
+    workbook written (by openpyxl and by XlsxWriter) and read in memory the way jobs do
+    (several sheets, styles, `sheet_name=None`), so that neither the imports nor the first-use caches (mimetypes,
     zipfile's codecs, pandas' Excel formatters) are paid by a job or added by one."""
     import openpyxl
     import openpyxl.xml.functions as xml_functions
@@ -308,6 +359,7 @@ def _warm_spreadsheets():
                            "OPENPYXL_DEFUSEDXML unset")
     _install_workbook_saving()
     _install_workbook_reader()
+    _install_xlsxwriter()
     import pandas
     from openpyxl.styles import Alignment, Font, PatternFill
     from openpyxl.utils import get_column_letter
@@ -323,6 +375,10 @@ def _warm_spreadsheets():
             cell.fill = PatternFill('solid', start_color='DDDDDD')
         sheet.column_dimensions[get_column_letter(2)].width = 12
         sheet['B2'].number_format = '#,##0.00'
+    with pandas.ExcelWriter(io.BytesIO(), engine='xlsxwriter') as writer:
+        frame.to_excel(writer, sheet_name='one', index=False)
+        money = writer.book.add_format({'num_format': '#,##0.00', 'bold': True})
+        writer.sheets['one'].set_column(0, 1, 12, money)
     buffer.seek(0)
     pandas.read_excel(buffer, sheet_name=None)
     buffer.seek(0)

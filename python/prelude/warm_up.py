@@ -96,6 +96,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
             # out as a pool's do, byte for byte.
             _install_workbook_saving()
             _install_workbook_reader()
+            _install_xlsxwriter()
         else:
             _warm_spreadsheets()
     _install_raw_png()

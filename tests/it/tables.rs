@@ -735,3 +735,143 @@ fn workbooks_are_written_byte_for_byte_as_openpyxl_writes_them() {
     let o = run(&exec, Job::new(code));
     assert_eq!(o.stdout.trim(), "True", "{:?}", o.result);
 }
+
+/// The allocation of examples/allocation/allocation.py written as model code often
+/// writes it: pandas' XlsxWriter engine, formats from `writer.book`, column widths.
+const XLSXWRITER_SAVE: &str = r#"
+with pd.ExcelWriter('result.xlsx', engine='xlsxwriter') as writer:
+    df.to_excel(writer, sheet_name='Allocation', index=False)
+    summary.to_excel(writer, sheet_name='Summary', index=False)
+    book, ws = writer.book, writer.sheets['Allocation']
+    header = book.add_format({'bold': True, 'align': 'center', 'bg_color': '#DDEBF7'})
+    money = book.add_format({'num_format': '#,##0.00'})
+    for i, column in enumerate(df.columns):
+        ws.write(0, i, column, header)
+        ws.set_column(i, i, max(12, len(str(column)) + 4))
+    col = df.columns.get_loc('cost_allocated')
+    ws.set_column(col, col, 16, money)
+    ws.freeze_panes(1, 0)
+"#;
+
+#[test]
+fn xlsxwriter_writes_checked_reproducible_workbooks() {
+    let exec = executor();
+    let code = example("allocation.py");
+    let compute = &code[..code.find("with pd.ExcelWriter").expect("the save")];
+    let job = || {
+        Job::new(format!("{compute}{XLSXWRITER_SAVE}"))
+            .src_bytes("source.xlsx", source())
+            .expect(&checks())
+    };
+    let first = run(&exec, job());
+    expect_ok(&first);
+    let second = run(&exec, job());
+    expect_ok(&second);
+    let bytes = |o: &Outcome| o.artifacts()[0].bytes.clone();
+    assert_eq!(
+        bytes(&first),
+        bytes(&second),
+        "the same code writes the same workbook"
+    );
+    let parts = workbook_parts(&bytes(&first));
+    let core = &parts
+        .iter()
+        .find(|(n, _)| n == "docProps/core.xml")
+        .unwrap()
+        .1;
+    assert!(
+        String::from_utf8_lossy(core).contains("1980-01-01T00:00:00Z"),
+        "{}",
+        String::from_utf8_lossy(core)
+    );
+    assert!(
+        parts.iter().any(|(n, _)| n == "xl/sharedStrings.xml"),
+        "XlsxWriter's shared strings are what the checks read"
+    );
+
+    // Written directly, with the cell-name helpers; read back in the sandbox.
+    let direct = r#"
+import xlsxwriter
+from xlsxwriter.utility import xl_rowcol_to_cell, xl_range
+wb = xlsxwriter.Workbook('direct.xlsx', {'tmpdir': 'elsewhere', 'in_memory': False})
+ws = wb.add_worksheet('Data')
+bold = wb.add_format({'bold': True})
+ws.write_row(0, 0, ['month', 'amount'], bold)
+for i in range(12):
+    ws.write_string(i + 1, 0, f'2024-{i + 1:02d}')
+    ws.write_number(i + 1, 1, (i + 1) * 1.5)
+wb.close()
+print(xl_rowcol_to_cell(12, 1), xl_range(1, 1, 12, 1))
+print(pd.read_excel('direct.xlsx')['amount'].sum())
+"#;
+    let o = run(&exec, Job::new(direct));
+    expect_ok(&o);
+    assert_eq!(o.stdout.trim(), "B13 B2:B13\n117.0", "{}", o.stdout);
+    let names: Vec<&str> = o.artifacts().iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["direct.xlsx"], "no staged sheet files");
+    next_job_runs(&exec);
+}
+
+/// XlsxWriter's reach, tried: macros and a temporary folder of the job's choosing are
+/// refused; an image at a host path is read through the job's reads (the host's file is
+/// not embedded); a workbook left open does not stop the pool.
+#[test]
+fn xlsxwriter_writes_no_macros_and_embeds_no_host_file() {
+    let host = tempfile::tempdir().unwrap();
+    let canary = host.path().join("canary.png");
+    // A real PNG whose text chunk is the secret.
+    let mut png = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut png, 1, 1);
+        encoder
+            .add_text_chunk("Comment".into(), "canary-secret-51c9".into())
+            .unwrap();
+        let mut writer = encoder.write_header().unwrap();
+        writer.write_image_data(&[0]).unwrap();
+    }
+    std::fs::write(&canary, &png).unwrap();
+    let path = canary.to_str().unwrap();
+
+    let exec = executor();
+    let code = format!(
+        r#"
+with pd.ExcelWriter('m.xlsx', engine='xlsxwriter') as w:
+    pd.DataFrame({{'a': [1]}}).to_excel(w)
+    ws = w.sheets['Sheet1']
+    for name, attempt in [('vba', lambda: w.book.add_vba_project('vbaProject.bin')),
+                          ('signed', lambda: w.book.add_signed_vba_project('a.bin', 'b.bin')),
+                          ('tempdir', lambda: w.book.set_tempdir('.')),
+                          ('image', lambda: ws.insert_image(2, 2, {path:?}))]:
+        try:
+            attempt()
+            print(name, 'taken')
+        except Exception as e:
+            print(name, 'refused', type(e).__name__)
+"#
+    );
+    let o = run(&exec, Job::new(code));
+    expect_ok(&o);
+    for attempt in ["vba", "signed", "tempdir", "image"] {
+        assert!(
+            o.stdout.contains(&format!("{attempt} refused")),
+            "{attempt}: {}",
+            o.stdout
+        );
+    }
+    for artifact in o.artifacts() {
+        let parts = workbook_parts(&artifact.bytes);
+        assert!(
+            parts.iter().all(|(n, data)| !n.contains("vba")
+                && !data.windows(18).any(|w| w == b"canary-secret-51c9")),
+            "{}",
+            artifact.name
+        );
+    }
+    // A workbook never closed: nothing of it is written, and the pool goes on.
+    let o = run(
+        &exec,
+        Job::new("import xlsxwriter\nwb = xlsxwriter.Workbook('open.xlsx')\nwb.add_worksheet().write(0, 0, 1)\nprint('left open')"),
+    );
+    assert!(o.stdout.contains("left open"), "{:?}", o.result);
+    next_job_runs(&exec);
+}

@@ -24,6 +24,7 @@
 //! | pathlib (members only: `Path`, `PurePath`, `PurePosixPath`, `PosixPath`) | paths as models write them (`Path("data") / "x.csv"`), each name pyward's one reviewed path class (python/prelude/pathlib_view.py, `_JobPath`): pure methods on its text; reads and writes through the job's `open` (inputs, artifacts); `exists`/`is_file`/`is_dir`/`stat`/`iterdir`/`glob` answered against the job's files only; `mkdir` a no-op; `resolve`/`absolute` computed with `/mnt/data` as working directory | pathlib's own classes and every other name of pathlib; `unlink`, `rename`, `chmod`, links, `home` and the like refused at run time; `pathlib` stays a banned name outside `import pathlib` and `pathlib.<member>` |
 //! | os (members only: `path`) | `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile` answered against the job's inputs only | every other name of `os` and of `os.path` (`realpath`, `abspath`, `expanduser`, `getsize`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
 //! | openpyxl (members only) | workbooks (`Workbook`, `load_workbook`), cell styles (`openpyxl.styles`: `Font`, `Alignment`, `PatternFill`, `Border`, `Side`, `Color`, `NamedStyle`), `get_column_letter`, `column_index_from_string`, `dataframe_to_rows`; pandas' `to_excel`/`ExcelWriter` use it (and `read_excel(engine="openpyxl")`; the default reader is calamine, given only workbooks screened for DTDs and inflation, `python/prelude/spreadsheets.py`). Workbook XML is parsed through defusedxml (entities refused); `load_workbook` reads the job's inputs and outputs only and never keeps macros | every other module of openpyxl (readers, packaging, drawing images from paths, `xml`, `reader.excel`, `writer.excel`), `keep_vba`, external links |
+//! | xlsxwriter (members only) | pandas' other `.xlsx` writer (`ExcelWriter(engine="xlsxwriter")`, `writer.book.add_format`, `worksheet.set_column`), `Workbook` for code that writes one directly, the cell-name helpers of `xlsxwriter.utility`. Write-only: it parses no XML. Its workbooks are kept in memory (no temporary files), saved reproducibly, and their images and themes are read through the job's `open` (`python/prelude/spreadsheets.py`) | every other module of xlsxwriter; macros (`add_vba_project`, `add_signed_vba_project`, `set_vba_name`) and `set_tempdir` refused at run time |
 
 /// What to use instead of a module jobs cannot import: the models' usual reasons to
 /// reach for it, answered with what this environment offers.
@@ -144,6 +145,8 @@ pub(super) const FIGURE_MODULES: &[&str] = &[
     "ace_tools",
     // Members only (see MODULE_MEMBERS): workbooks and their styles.
     "openpyxl",
+    // Members only (see MODULE_MEMBERS): the workbook writer and its cell-name helpers.
+    "xlsxwriter",
 ];
 
 /// Extra modules for the table profile: calendars and text helpers for table code.
@@ -270,6 +273,26 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
     (
         "openpyxl.utils.dataframe",
         &[("dataframe_to_rows", "pure iterator over a DataFrame")],
+    ),
+    (
+        "xlsxwriter",
+        &[
+            (
+                "Workbook",
+                "a new workbook in memory; close() writes an artifact; no macros (python/prelude/spreadsheets.py)",
+            ),
+            ("utility", "the view of xlsxwriter.utility below"),
+        ],
+    ),
+    (
+        "xlsxwriter.utility",
+        &[
+            ("xl_rowcol_to_cell", "pure string helper"),
+            ("xl_col_to_name", "pure string helper"),
+            ("xl_cell_to_rowcol", "pure string helper"),
+            ("xl_range", "pure string helper"),
+            ("xl_range_abs", "pure string helper"),
+        ],
     ),
     (
         "ace_tools",
