@@ -7,6 +7,7 @@ of src/worker/modules.rs.
 """
 
 import io
+import sys
 import os
 
 
@@ -151,8 +152,11 @@ def _write_sheet_rows(self):
 def _install_workbook_saving():
     """At warm-up: every openpyxl save (pandas' `to_excel`, `ExcelWriter`, `wb.save`)
     goes through `_reproducible_save_workbook`, and writes plain rows through
-    `_write_sheet_rows`."""
+    `_write_sheet_rows`. openpyxl stays pandas' writer when none is named (pandas
+    would take XlsxWriter, installed too): a job's workbooks keep their bytes, and
+    `writer.sheets` stays openpyxl's, which styling code expects."""
     global _CELL_WRITING
+    import pandas
     import openpyxl.workbook.workbook as workbook_module
     import openpyxl.writer.excel as excel
     from openpyxl.cell.cell import Cell
@@ -165,6 +169,7 @@ def _install_workbook_saving():
     excel.save_workbook = _reproducible_save_workbook
     workbook_module.save_workbook = _reproducible_save_workbook
     WorksheetWriter.write_rows = _write_sheet_rows
+    pandas.set_option('io.excel.xlsx.writer', 'openpyxl')
 
 
 # XlsxWriter, pandas' other writer, as jobs get it: every workbook is kept in memory
@@ -216,6 +221,52 @@ def _install_xlsxwriter():
         stock_properties(self, properties)
 
     xlsxwriter.core.Core._set_properties = _set_properties
+
+
+class _InstallAfterLoad:
+    """A meta path finder for a one-shot worker, which imports what its job uses when
+    the job uses it: the first load of `top` (by the job, or by pandas for
+    `engine='xlsxwriter'`) runs `install` once the package has executed, before anyone
+    gets it. The module is found as the default path finder finds it."""
+
+    def __init__(self, top, install):
+        self.top, self.install = top, install
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.top:
+            return None
+        import importlib.machinery
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _LoadThenInstall(spec.loader, self.install)
+        return spec
+
+    def invalidate_caches(self):
+        pass
+
+
+class _LoadThenInstall:
+    """A module loader that runs `install` after the stock loader executed the module."""
+
+    def __init__(self, loader, install):
+        self._loader, self._install = loader, install
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        self._install()
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+def _install_xlsxwriter_on_load():
+    """A worker whose template does not import XlsxWriter (one-shot, or without pandas;
+    50 ms to import): it is set up when first loaded."""
+    sys.meta_path.insert(0, _InstallAfterLoad('xlsxwriter', _install_xlsxwriter))
 
 
 # pandas reads .xlsx with calamine, a Rust reader (python-calamine, pinned; the reader

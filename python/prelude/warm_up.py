@@ -96,9 +96,11 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
             # out as a pool's do, byte for byte.
             _install_workbook_saving()
             _install_workbook_reader()
-            _install_xlsxwriter()
         else:
             _warm_spreadsheets()
+    if 'xlsxwriter' in _RULES['allowed_modules'] and 'xlsxwriter' not in sys.modules:
+        # Not in the template (a one-shot worker, or no pandas): set up when first loaded.
+        _install_xlsxwriter_on_load()
     _install_raw_png()
     _install_figure_notes()
     _install_formatter_check()

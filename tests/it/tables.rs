@@ -810,6 +810,25 @@ print(pd.read_excel('direct.xlsx')['amount'].sum())
     let names: Vec<&str> = o.artifacts().iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["direct.xlsx"], "no staged sheet files");
     next_job_runs(&exec);
+
+    // A one-shot worker (`pyward run` of one file) imports XlsxWriter when its job does,
+    // and sets it up then: the same date, no macros.
+    let job = Job::new(format!(
+        "{direct}\ntry:\n    xlsxwriter.Workbook('m.xlsx').add_vba_project('v.bin')\nexcept PermissionError:\n    print('macros refused')"
+    ));
+    let one = builder()
+        .for_one_job(&job)
+        .build()
+        .expect("one-shot worker");
+    let o = run(&one, job);
+    expect_ok(&o);
+    assert!(o.stdout.contains("macros refused"), "{}", o.stdout);
+    let core = workbook_parts(&o.artifacts()[0].bytes)
+        .into_iter()
+        .find(|(n, _)| n == "docProps/core.xml")
+        .unwrap()
+        .1;
+    assert!(String::from_utf8_lossy(&core).contains("1980-01-01T00:00:00Z"));
 }
 
 /// XlsxWriter's reach, tried: macros and a temporary folder of the job's choosing are
@@ -874,4 +893,69 @@ with pd.ExcelWriter('m.xlsx', engine='xlsxwriter') as w:
     );
     assert!(o.stdout.contains("left open"), "{:?}", o.result);
     next_job_runs(&exec);
+}
+
+/// The workbook readers read the job's files only: a host workbook named by its path,
+/// by `..` out of the inputs or out of `/mnt/data`, through every reader a job has, is
+/// refused with the gate on and with it off (Landlock), and its secret is never
+/// printed; an input that is a symlink to it is refused when the inputs are staged.
+#[test]
+fn workbook_readers_read_only_the_job_s_files() {
+    let host = tempfile::tempdir().unwrap();
+    let canary = host.path().join("canary.xlsx");
+    let make = format!(
+        "import pandas as pd\npd.DataFrame({{'secret': ['canary-secret-a83d']}}).to_excel({:?}, index=False)",
+        canary.to_str().unwrap()
+    );
+    let made = std::process::Command::new(env!("PYWARD_BUILD_PYTHON"))
+        .args(["-c", &make])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let absolute = canary.to_str().unwrap().to_string();
+    let climbing = format!("{}{}", "../".repeat(12), absolute.trim_start_matches('/'));
+    let from_mnt = format!("/mnt/data/{climbing}");
+    let readers = [
+        "pd.read_excel({p:?})",
+        "pd.read_excel({p:?}, engine='openpyxl')",
+        "pd.ExcelFile({p:?}).parse(0)",
+        "openpyxl.load_workbook({p:?}).active['A2'].value",
+        "pd.read_excel(open({p:?}, 'rb'))",
+    ];
+    let gate_on = executor();
+    let gate_off = builder()
+        .preload_pandas(true)
+        .policy(pyward::gate::Policy::gate_disabled_for_testing())
+        .build()
+        .expect("pool starts");
+    for (exec, side) in [(&gate_on, "gate on"), (&gate_off, "gate off")] {
+        for path in [&absolute, &climbing, &from_mnt] {
+            for reader in readers {
+                let read = reader.replace("{p:?}", &format!("{path:?}"));
+                let code = format!("import openpyxl\ntry:\n    print({read})\nexcept Exception as e:\n    print('refused', type(e).__name__)\npd.DataFrame().to_csv('n.csv')");
+                let o = run(exec, Job::new(code));
+                let said = format!("{} {:?}", o.stdout, o.feedback());
+                assert!(!said.contains("canary-secret"), "{side}: {read}: {said}");
+                assert!(
+                    o.result.is_err() || o.stdout.contains("refused"),
+                    "{side}: {read}: {said}"
+                );
+            }
+        }
+    }
+    next_job_runs(&gate_on);
+
+    let inputs = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&canary, inputs.path().join("source.xlsx")).unwrap();
+    let o = gate_on.run(Job::new("print(pd.read_excel('source.xlsx'))").src_dir(inputs.path()));
+    let said = match &o {
+        Ok(o) => format!("{} {:?}", o.stdout, o.result),
+        Err(e) => format!("{e}"),
+    };
+    assert!(!said.contains("canary-secret"), "{said}");
+    assert!(
+        o.as_ref().map_or(true, |o| o.result.is_err()),
+        "a symlinked input is refused: {said}"
+    );
+    next_job_runs(&gate_on);
 }
