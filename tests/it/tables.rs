@@ -19,6 +19,15 @@ fn executor() -> Executor {
     builder().preload_pandas(true).build().expect("pool starts")
 }
 
+/// The same pool with the static gate off: the runtime and kernel layers alone.
+fn executor_gate_off() -> Executor {
+    builder()
+        .preload_pandas(true)
+        .policy(pyward::gate::Policy::gate_disabled_for_testing())
+        .build()
+        .expect("pool starts")
+}
+
 fn run(exec: &Executor, job: Job) -> Outcome {
     exec.run(job).expect("infrastructure")
 }
@@ -584,16 +593,11 @@ fn a_million_row_sheet_is_a_typed_failure_within_the_limits() {
     assert!(detail.contains("more than the 2000000 cells"), "{detail}");
 }
 
-/// The reader's workbook is the job's to reach (`pd.ExcelFile(...).book`): it opens no
-/// other file. calamine's workbook class would read any path in Rust, past the job's
-/// `open`; with the gate off, where the job reaches the real workbook behind it, the
-/// kernel keeps the host file out of reach.
-#[test]
-fn the_reader_s_workbook_opens_no_host_file() {
-    let host = tempfile::tempdir().unwrap();
-    let canary = host.path().join("canary.xlsx");
+/// A workbook in a host folder, written by the build's Python, whose one cell is `secret`.
+fn host_workbook(dir: &std::path::Path, secret: &str) -> std::path::PathBuf {
+    let canary = dir.join("canary.xlsx");
     let make = format!(
-        "import pandas as pd\npd.DataFrame({{'secret': ['canary-secret-7f3a']}}).to_excel({:?}, index=False)",
+        "import pandas as pd\npd.DataFrame({{'secret': [{secret:?}]}}).to_excel({:?}, index=False)",
         canary.to_str().unwrap()
     );
     let made = std::process::Command::new(env!("PYWARD_BUILD_PYTHON"))
@@ -601,6 +605,17 @@ fn the_reader_s_workbook_opens_no_host_file() {
         .status()
         .unwrap();
     assert!(made.success());
+    canary
+}
+
+/// The reader's workbook is the job's to reach (`pd.ExcelFile(...).book`): it opens no
+/// other file. calamine's workbook class would read any path in Rust, past the job's
+/// `open`; with the gate off, where the job reaches the real workbook behind it, the
+/// kernel keeps the host file out of reach.
+#[test]
+fn the_reader_s_workbook_opens_no_host_file() {
+    let host = tempfile::tempdir().unwrap();
+    let canary = host_workbook(host.path(), "canary-secret-7f3a");
     let path = canary.to_str().unwrap();
 
     let exec = executor();
@@ -617,11 +632,7 @@ fn the_reader_s_workbook_opens_no_host_file() {
     assert!(!o.stdout.contains("canary-secret"), "{}", o.stdout);
     next_job_runs(&exec);
 
-    let exec = builder()
-        .preload_pandas(true)
-        .policy(pyward::gate::Policy::gate_disabled_for_testing())
-        .build()
-        .expect("pool starts");
+    let exec = executor_gate_off();
     let code = format!(
         "real_getattr = srcpath.__globals__['builtins'].getattr\nbook = real_getattr(pd.ExcelFile('source.xlsx').book, '_book')\ntry:\n    w = book.from_path({path:?})\n    print(w.get_sheet_by_index(0).to_python())\nexcept Exception as e:\n    print('refused', type(e).__name__, e)\npd.DataFrame().to_csv('n.csv')"
     );
@@ -726,11 +737,7 @@ fn workbooks_are_written_byte_for_byte_as_openpyxl_writes_them() {
     }
 
     // And the rows were the worker's own to write.
-    let exec = builder()
-        .preload_pandas(true)
-        .policy(pyward::gate::Policy::gate_disabled_for_testing())
-        .build()
-        .expect("pool starts");
+    let exec = executor_gate_off();
     let code = "g = srcpath.__globals__\nwriter = g['sys'].modules['openpyxl.worksheet._writer']\nprint(writer.WorksheetWriter.write_rows is g['_write_sheet_rows'])";
     let o = run(&exec, Job::new(code));
     assert_eq!(o.stdout.trim(), "True", "{:?}", o.result);
@@ -902,16 +909,7 @@ with pd.ExcelWriter('m.xlsx', engine='xlsxwriter') as w:
 #[test]
 fn workbook_readers_read_only_the_job_s_files() {
     let host = tempfile::tempdir().unwrap();
-    let canary = host.path().join("canary.xlsx");
-    let make = format!(
-        "import pandas as pd\npd.DataFrame({{'secret': ['canary-secret-a83d']}}).to_excel({:?}, index=False)",
-        canary.to_str().unwrap()
-    );
-    let made = std::process::Command::new(env!("PYWARD_BUILD_PYTHON"))
-        .args(["-c", &make])
-        .status()
-        .unwrap();
-    assert!(made.success());
+    let canary = host_workbook(host.path(), "canary-secret-a83d");
     let absolute = canary.to_str().unwrap().to_string();
     let climbing = format!("{}{}", "../".repeat(12), absolute.trim_start_matches('/'));
     let from_mnt = format!("/mnt/data/{climbing}");
@@ -923,11 +921,7 @@ fn workbook_readers_read_only_the_job_s_files() {
         "pd.read_excel(open({p:?}, 'rb'))",
     ];
     let gate_on = executor();
-    let gate_off = builder()
-        .preload_pandas(true)
-        .policy(pyward::gate::Policy::gate_disabled_for_testing())
-        .build()
-        .expect("pool starts");
+    let gate_off = executor_gate_off();
     for (exec, side) in [(&gate_on, "gate on"), (&gate_off, "gate off")] {
         for path in [&absolute, &climbing, &from_mnt] {
             for reader in readers {
