@@ -953,3 +953,100 @@ fn workbook_readers_read_only_the_job_s_files() {
     );
     next_job_runs(&gate_on);
 }
+
+/// A summary workbook as model code dresses it with openpyxl: number formats by name,
+/// an Excel table, a colour scale, a bar chart, a frozen header.
+const DRESSED_SUMMARY: &str = r#"
+import pandas as pd
+from openpyxl import load_workbook
+from openpyxl.styles import Font, PatternFill, Border, Side, numbers
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.table import Table, TableStyleInfo
+from openpyxl.formatting.rule import ColorScaleRule, CellIsRule
+from openpyxl.chart import BarChart, Reference
+
+df = pd.read_excel('/mnt/data/source.xlsx', sheet_name='Departments')
+summary = df.groupby('dept_name', as_index=False)['revenue'].sum()
+out = '/mnt/data/summary.xlsx'
+summary.to_excel(out, index=False, sheet_name='Summary')
+wb = load_workbook(out)
+ws = wb['Summary']
+for c in ws[1]:
+    c.font = Font(bold=True, color='FFFFFF')
+    c.fill = PatternFill('solid', fgColor='4F81BD')
+    c.border = Border(bottom=Side(style='thin'))
+for (c,) in ws.iter_rows(min_row=2, min_col=2, max_col=2):
+    c.number_format = numbers.FORMAT_NUMBER_COMMA_SEPARATED1
+table = Table(displayName='Revenue', ref=f'A1:B{ws.max_row}')
+table.tableStyleInfo = TableStyleInfo(name='TableStyleMedium9', showRowStripes=True)
+ws.add_table(table)
+ws.conditional_formatting.add(f'B2:B{ws.max_row}', ColorScaleRule(start_type='min', start_color='F8696B', end_type='max', end_color='63BE7B'))
+ws.conditional_formatting.add(f'B2:B{ws.max_row}', CellIsRule(operator='lessThan', formula=['1000000'], font=Font(color='9C0006')))
+chart = BarChart()
+chart.add_data(Reference(ws, min_col=2, min_row=1, max_row=ws.max_row), titles_from_data=True)
+chart.set_categories(Reference(ws, min_col=1, min_row=2, max_row=ws.max_row))
+ws.add_chart(chart, 'D2')
+ws.column_dimensions[get_column_letter(1)].width = 18
+ws.freeze_panes = 'A2'
+wb.save(out)
+"#;
+
+#[test]
+fn openpyxl_tables_charts_and_conditional_formats_as_models_write_them() {
+    let exec = executor();
+    let checks = Expectations::from_toml(
+        r#"
+version = 1
+artifacts = ["summary.xlsx"]
+[[tables]]
+artifact = "summary.xlsx"
+required_columns = ["dept_name", "revenue"]
+row_count = 8
+"#,
+    )
+    .unwrap();
+    let o = run(
+        &exec,
+        Job::new(DRESSED_SUMMARY)
+            .src_bytes("source.xlsx", source())
+            .expect(&checks),
+    );
+    expect_ok(&o);
+    let parts = workbook_parts(&o.artifacts()[0].bytes);
+    for part in [
+        "xl/charts/chart1.xml",
+        "xl/tables/table1.xml",
+        "xl/worksheets/sheet1.xml",
+    ] {
+        assert!(parts.iter().any(|(n, _)| n == part), "{part}");
+    }
+    let sheet = &parts
+        .iter()
+        .find(|(n, _)| n == "xl/worksheets/sheet1.xml")
+        .unwrap()
+        .1;
+    let sheet = String::from_utf8_lossy(sheet);
+    assert!(
+        sheet.contains("colorScale") && sheet.contains("cellIs"),
+        "{sheet}"
+    );
+
+    // Beside them, what stays out of reach: a formula rule, the chart reader, the
+    // worksheet module behind the table view.
+    for (code, denied) in [
+        (
+            "from openpyxl.formatting.rule import FormulaRule",
+            "FormulaRule",
+        ),
+        ("from openpyxl.chart import reader", "reader"),
+        ("from openpyxl.worksheet import worksheet", "worksheet"),
+    ] {
+        let o = run(&exec, Job::new(code));
+        let feedback = o.feedback().unwrap_or_default();
+        assert!(
+            matches!(o.result, Err(JobFailure::Rejected { .. })) && feedback.contains(denied),
+            "{code}: {feedback}"
+        );
+    }
+    next_job_runs(&exec);
+}

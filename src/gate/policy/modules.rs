@@ -23,7 +23,7 @@
 //! | io (members only) | `StringIO`, `BytesIO`: text and bytes in memory | everything else (`open`, `FileIO`, `TextIOWrapper`, ...) |
 //! | pathlib (members only: `Path`, `PurePath`, `PurePosixPath`, `PosixPath`) | paths as models write them (`Path("data") / "x.csv"`), each name pyward's one reviewed path class (python/prelude/pathlib_view.py, `_JobPath`): pure methods on its text; reads and writes through the job's `open` (inputs, artifacts); `exists`/`is_file`/`is_dir`/`stat`/`iterdir`/`glob` answered against the job's files only; `mkdir` a no-op; `resolve`/`absolute` computed with `/mnt/data` as working directory | pathlib's own classes and every other name of pathlib; `unlink`, `rename`, `chmod`, links, `home` and the like refused at run time; `pathlib` stays a banned name outside `import pathlib` and `pathlib.<member>` |
 //! | os (members only: `path`) | `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile` answered against the job's inputs only | every other name of `os` and of `os.path` (`realpath`, `abspath`, `expanduser`, `getsize`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
-//! | openpyxl (members only) | workbooks (`Workbook`, `load_workbook`), cell styles (`openpyxl.styles`: `Font`, `Alignment`, `PatternFill`, `Border`, `Side`, `Color`, `NamedStyle`), `get_column_letter`, `column_index_from_string`, `dataframe_to_rows`; pandas' `to_excel`/`ExcelWriter` use it (and `read_excel(engine="openpyxl")`; the default reader is calamine, given only workbooks screened for DTDs and inflation, `python/prelude/spreadsheets.py`). Workbook XML is parsed through defusedxml (entities refused); `load_workbook` reads the job's inputs and outputs only and never keeps macros | every other module of openpyxl (readers, packaging, drawing images from paths, `xml`, `reader.excel`, `writer.excel`), `keep_vba`, external links |
+//! | openpyxl (members only) | workbooks (`Workbook`, `load_workbook`), cell styles (`openpyxl.styles`: `Font`, `Alignment`, `PatternFill`, `GradientFill`, `Border`, `Side`, `Color`, `Protection`, `NamedStyle`, the `FORMAT_*` strings of `styles.numbers`), charts of the workbook's own cells (`openpyxl.chart`: `BarChart`, `LineChart`, `PieChart`, `ScatterChart`, `AreaChart`, `DoughnutChart`, `Reference`, `Series`), Excel tables (`openpyxl.worksheet.table`: `Table`, `TableStyleInfo`), conditional formatting by value (`openpyxl.formatting.rule`: `ColorScaleRule`, `DataBarRule`, `IconSetRule`, `CellIsRule`), `get_column_letter`, `column_index_from_string`, `dataframe_to_rows`; pandas' `to_excel`/`ExcelWriter` use it (and `read_excel(engine="openpyxl")`; the default reader is calamine, given only workbooks screened for DTDs and inflation, `python/prelude/spreadsheets.py`). Workbook XML is parsed through defusedxml (entities refused); `load_workbook` reads the job's inputs and outputs only and never keeps macros | every other module of openpyxl (readers, packaging, drawing images from paths, `xml`, `reader.excel`, `writer.excel`, `FormulaRule`), `keep_vba`, external links |
 //! | xlsxwriter (members only) | pandas' other `.xlsx` writer (`ExcelWriter(engine="xlsxwriter")`, `writer.book.add_format`, `worksheet.set_column`), `Workbook` for code that writes one directly, the cell-name helpers of `xlsxwriter.utility`. Write-only: it parses no XML. Its workbooks are kept in memory (no temporary files), saved reproducibly, and their images and themes are read through the job's `open` (`python/prelude/spreadsheets.py`) | every other module of xlsxwriter; macros (`add_vba_project`, `add_signed_vba_project`, `set_vba_name`) and `set_tempdir` refused at run time |
 
 /// What to use instead of a module jobs cannot import: the models' usual reasons to
@@ -248,6 +248,40 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ),
             ("styles", "the view of openpyxl.styles below"),
             ("utils", "the view of openpyxl.utils below"),
+            ("chart", "the view of openpyxl.chart below"),
+            ("worksheet", "the view of openpyxl.worksheet below"),
+            ("formatting", "the view of openpyxl.formatting below"),
+        ],
+    ),
+    (
+        "openpyxl.chart",
+        &[
+            ("BarChart", "a chart of the job's own cells, written into its workbook"),
+            ("LineChart", "a chart of the job's own cells, written into its workbook"),
+            ("PieChart", "a chart of the job's own cells, written into its workbook"),
+            ("ScatterChart", "a chart of the job's own cells, written into its workbook"),
+            ("AreaChart", "a chart of the job's own cells, written into its workbook"),
+            ("DoughnutChart", "a chart of the job's own cells, written into its workbook"),
+            ("Reference", "a range of a sheet of the job's workbook"),
+            ("Series", "a chart series over such a range"),
+        ],
+    ),
+    ("openpyxl.worksheet", &[("table", "the view of openpyxl.worksheet.table below")]),
+    (
+        "openpyxl.worksheet.table",
+        &[
+            ("Table", "an Excel table over a range of the job's sheet"),
+            ("TableStyleInfo", "its built-in style, by name"),
+        ],
+    ),
+    ("openpyxl.formatting", &[("rule", "the view of openpyxl.formatting.rule below")]),
+    (
+        "openpyxl.formatting.rule",
+        &[
+            ("ColorScaleRule", "conditional formatting by value"),
+            ("DataBarRule", "conditional formatting by value"),
+            ("IconSetRule", "conditional formatting by value"),
+            ("CellIsRule", "conditional formatting by comparison with a value"),
         ],
     ),
     (
@@ -260,6 +294,48 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("Side", "cell style value"),
             ("Color", "cell style value"),
             ("NamedStyle", "a style registered in the job's own workbook"),
+            ("GradientFill", "cell style value"),
+            ("Protection", "cell style value"),
+            ("numbers", "the view of openpyxl.styles.numbers below"),
+        ],
+    ),
+    (
+        "openpyxl.styles.numbers",
+        &[
+            ("FORMAT_GENERAL", "a number format string"),
+            ("FORMAT_TEXT", "a number format string"),
+            ("FORMAT_NUMBER", "a number format string"),
+            ("FORMAT_NUMBER_00", "a number format string"),
+            ("FORMAT_NUMBER_COMMA_SEPARATED1", "a number format string"),
+            ("FORMAT_NUMBER_COMMA_SEPARATED2", "a number format string"),
+            ("FORMAT_PERCENTAGE", "a number format string"),
+            ("FORMAT_PERCENTAGE_00", "a number format string"),
+            ("FORMAT_DATE_YYYYMMDD2", "a number format string"),
+            ("FORMAT_DATE_YYMMDD", "a number format string"),
+            ("FORMAT_DATE_DDMMYY", "a number format string"),
+            ("FORMAT_DATE_DMYSLASH", "a number format string"),
+            ("FORMAT_DATE_DMYMINUS", "a number format string"),
+            ("FORMAT_DATE_DMMINUS", "a number format string"),
+            ("FORMAT_DATE_MYMINUS", "a number format string"),
+            ("FORMAT_DATE_XLSX14", "a number format string"),
+            ("FORMAT_DATE_XLSX15", "a number format string"),
+            ("FORMAT_DATE_XLSX16", "a number format string"),
+            ("FORMAT_DATE_XLSX17", "a number format string"),
+            ("FORMAT_DATE_XLSX22", "a number format string"),
+            ("FORMAT_DATE_DATETIME", "a number format string"),
+            ("FORMAT_DATE_TIME1", "a number format string"),
+            ("FORMAT_DATE_TIME2", "a number format string"),
+            ("FORMAT_DATE_TIME3", "a number format string"),
+            ("FORMAT_DATE_TIME4", "a number format string"),
+            ("FORMAT_DATE_TIME5", "a number format string"),
+            ("FORMAT_DATE_TIME6", "a number format string"),
+            ("FORMAT_DATE_TIME7", "a number format string"),
+            ("FORMAT_DATE_TIME8", "a number format string"),
+            ("FORMAT_DATE_TIMEDELTA", "a number format string"),
+            ("FORMAT_DATE_YYMMDDSLASH", "a number format string"),
+            ("FORMAT_CURRENCY_USD_SIMPLE", "a number format string"),
+            ("FORMAT_CURRENCY_USD", "a number format string"),
+            ("FORMAT_CURRENCY_EUR_SIMPLE", "a number format string"),
         ],
     ),
     (
