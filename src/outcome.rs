@@ -547,7 +547,10 @@ impl JobFailure {
                     // A name the module does not have is no refused module: the hint
                     // says what replaces it.
                     "ImportError" if e.message.starts_with("cannot import name") => {}
-                    "ImportError" | "ModuleNotFoundError" => s.push_str("\nOnly the allowed modules can be imported."),
+                    // A package a library reached for: the hint says what to use.
+                    "ImportError" | "ModuleNotFoundError" if e.hint.is_empty() => {
+                        s.push_str("\nOnly the allowed modules can be imported.")
+                    }
                     "FileNotFoundError" | "IsADirectoryError" | "NotADirectoryError" => s.push_str(
                         "\nInput files are read-only and listed by listdir(); open them through srcpath('name'), e.g. pd.read_csv(srcpath('data.csv')).",
                     ),

@@ -25,7 +25,8 @@ class _Explainer:
 
     def run(self):
         message, hint = None, None
-        for handler in (self._refused_xml, self._unexpected_keyword, self._text_in_numbers,
+        for handler in (self._refused_xml, self._left_out_package,
+                        self._unexpected_keyword, self._text_in_numbers,
                         self._missing_sheet,
                         self._missing_label,
                         self._name_error, self._attribute_error, self._key_error,
@@ -228,6 +229,18 @@ class _Explainer:
             return None
         return None, _join(self._renamed(asked), not_found(asked, labels, noun, listing),
                            _header_row_hint(frames, asked, pandas))
+
+    # --- a package a library asked for that the sandbox leaves out ---------------------
+
+    def _left_out_package(self):
+        """pandas' optional packages the sandbox does not install (it raises its own
+        ImportError, or an AttributeError for `.style`): what to use instead."""
+        if not isinstance(self.exc, (ImportError, AttributeError)):
+            return None
+        for pattern, advice in _LEFT_OUT_PACKAGES:
+            if pattern.search(self.message):
+                return None, advice
+        return None
 
     # --- a sheet of a workbook -----------------------------------------------------------
 
@@ -464,6 +477,29 @@ class _Explainer:
                               f'or sum: pass numeric_only=True (e.g. .mean(numeric_only=True)) '
                               f'or select the numeric columns first.')
         return None
+
+
+# (message pattern, advice): the packages pandas reaches for by itself that the sandbox
+# leaves out, and what the job can use instead.
+_LEFT_OUT_PACKAGES = [(re.compile(p), a) for p, a in (
+    (r"jinja2",
+     "pandas' Styler (df.style) needs jinja2, a template engine this sandbox leaves out: "
+     "write the frame with df.to_excel and format cells with openpyxl (cell.number_format, "
+     "Font, PatternFill, ColorScaleRule) or with XlsxWriter formats "
+     "(engine='xlsxwriter', writer.book.add_format)."),
+    (r"pyarrow|fastparquet",
+     "Parquet and Feather need pyarrow, which this sandbox leaves out: write the table "
+     "with df.to_csv('name.csv') or df.to_excel('name.xlsx')."),
+    (r"\bxlrd\b",
+     "Legacy .xls workbooks need xlrd, which this sandbox leaves out: ask for the file "
+     "as .xlsx (read with pd.read_excel) or CSV."),
+    (r"\b(lxml|html5lib|bs4|beautifulsoup4)\b",
+     "HTML and XML parsing packages are left out of this sandbox: ask for the data as "
+     "CSV or .xlsx."),
+    (r"\b(tables|pytables|sqlalchemy|odf|pyxlsb)\b",
+     "That file format's package is left out of this sandbox: read and write CSV or "
+     ".xlsx instead."),
+)]
 
 
 def uncalled_main(code, namespace):

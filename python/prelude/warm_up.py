@@ -80,6 +80,10 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
             # Imported by pandas on first use of DataFrame.to_dict, which seaborn's
             # categorical plots call: a module new to the template retires the worker.
             import pandas.core.methods.to_dict  # noqa: F401
+        if not one_shot:
+            # What DataFrame.to_markdown() imports on first use (a new module retires
+            # the worker that ran the job): model code prints its tables that way.
+            import tabulate  # noqa: F401
     # Small pure modules model code imports: in the template, so a job importing
     # them adds no module (a new module with state of its own retires the worker).
     for name in ('colorsys', 'calendar', 'pprint'):

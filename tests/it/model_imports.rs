@@ -2,7 +2,7 @@
 //! (issue 38), through the real worker.
 //!
 //! - seaborn runs in the warm template (no module added by a job's import: the worker is
-//!   not retired), with colorsys, calendar, pprint, `io.StringIO`/`io.BytesIO` and the
+//!   not retired), with `DataFrame.to_markdown` (tabulate), colorsys, calendar, pprint, `io.StringIO`/`io.BytesIO` and the
 //!   string helpers of `os.path`, whose `exists`/`isfile` answer against the job's inputs
 //!   (`x.csv`, `/mnt/data/x.csv`) and never against the host.
 //! - seaborn's theme (rcParams, colour codes, its palettes and colour tables, the
@@ -65,6 +65,7 @@ print('io', df.shape, buf.read(), io.StringIO('q').read())
 print('colorsys', colorsys.rgb_to_hls(1.0, 0.0, 0.0), calendar.month_abbr[2])
 pprint.pprint({'k': [1, 2]})
 print('versions', sns.__version__ == sns.__version__, type(np.__version__).__name__)
+print(df.to_markdown(index=False))
 
 tips = pd.read_csv(srcpath('tips.csv'))
 sns.set_theme(style='whitegrid')
@@ -106,6 +107,8 @@ fn seaborn_and_the_small_modules_run_in_the_warm_template() {
             o.stdout
         );
         assert!(o.stdout.contains("main ran"), "{}", o.stdout);
+        // DataFrame.to_markdown formats with tabulate, in the template.
+        assert!(o.stdout.contains("|   1 |   2 |"), "{}", o.stdout);
         // Nothing the job imported was new to the template: the worker serves on.
         assert!(o.retired.is_none(), "retired: {:?}", o.retired);
     }
