@@ -150,6 +150,33 @@ def _writes(mode):
     return any(c in mode for c in 'wax+')
 
 
+def _saved_figure(path):
+    """The bytes of a figure this job saved to memory under `path` (`chart.png`,
+    `/mnt/data/chart.png`, OUT), for the job or a library reading it back (a picture of
+    its own chart in its workbook); None for any other path. A PNG kept as pixels for
+    the host to encode is encoded here."""
+    if _FIGURES is None:
+        return None
+    mnt = path.startswith(_MNT_DATA + '/')
+    name = path[len(_MNT_DATA) + 1:] if mnt else path
+    if os.path.isabs(name):
+        if os.path.dirname(os.path.realpath(name)) != _OUT_REAL:
+            return None
+        name = os.path.basename(name)
+    saved = _FIGURES.get(name)
+    if saved is None or type(saved) is bytes:
+        return saved
+    from PIL import Image, PngImagePlugin
+    info = PngImagePlugin.PngInfo()
+    for key, value in saved['text']:
+        info.add_text(key, value)
+    size = (saved['width'], saved['height'])
+    picture = Image.frombuffer('RGBA', size, saved['rgba'], 'raw', 'RGBA', 0, 1)
+    buffer = io.BytesIO()
+    picture.save(buffer, format='png', dpi=(saved['dpi'], saved['dpi']), pnginfo=info)
+    return buffer.getvalue()
+
+
 def _job_open(file, mode='r', buffering=-1, encoding=None, errors=None, newline=None,
               closefd=True, opener=None):
     """`open` for jobs (and for numpy's `fromfile`/`tofile`, which look it up in the
@@ -178,6 +205,9 @@ def _job_open(file, mode='r', buffering=-1, encoding=None, errors=None, newline=
         if name is not None:
             _note_write(name, 'written', requested)
     elif _WRITES is not None:
+        saved = _saved_figure(path) if 'b' in mode else None
+        if saved is not None:
+            return io.BytesIO(saved)
         real = _read_target(path, strict=True)
     else:
         real = os.path.realpath(path)
@@ -207,6 +237,9 @@ def _library_open(file, mode='r', *args, **kwargs):
         if name is not None:
             _note_write(name, 'written', requested)
     else:
+        saved = _saved_figure(path) if 'b' in plain_mode else None
+        if saved is not None:
+            return io.BytesIO(saved)
         real = _read_target(path, strict=False)
     return _REAL_OPEN(real, plain_mode, *args, **kwargs)
 

@@ -1050,3 +1050,62 @@ row_count = 8
     }
     next_job_runs(&exec);
 }
+
+/// A report workbook with the job's own chart in it: the figure saved by name is read
+/// back from memory (where the worker keeps it for the host to encode), by openpyxl's
+/// `Image`, XlsxWriter's `insert_image` and the job's own `open`. A picture from a host
+/// path is refused.
+#[test]
+fn a_workbook_takes_the_job_s_own_chart_and_no_host_picture() {
+    let code = r#"
+import pandas as pd
+from openpyxl import load_workbook
+from openpyxl.drawing.image import Image
+
+df = pd.read_excel('source.xlsx')
+df.plot(x='dept_name', y='revenue', kind='bar')
+plt.savefig('chart.png', dpi=60)
+with open('/mnt/data/chart.png', 'rb') as f:
+    print('magic', f.read(8) == b'\x89PNG\r\n\x1a\n')
+df.to_excel('openpyxl.xlsx', index=False)
+wb = load_workbook('openpyxl.xlsx')
+wb.active.add_image(Image('chart.png'), 'H2')
+wb.save('openpyxl.xlsx')
+with pd.ExcelWriter('xlsxwriter.xlsx', engine='xlsxwriter') as writer:
+    df.to_excel(writer, index=False)
+    writer.sheets['Sheet1'].insert_image('H2', 'chart.png')
+"#;
+    let exec = executor();
+    let o = run(&exec, Job::new(code).src_bytes("source.xlsx", source()));
+    expect_ok(&o);
+    assert!(o.stdout.contains("magic True"), "{}", o.stdout);
+    for name in ["openpyxl.xlsx", "xlsxwriter.xlsx"] {
+        let book = o.artifacts().iter().find(|a| a.name == name).unwrap();
+        let parts = workbook_parts(&book.bytes);
+        let (_, picture) = parts
+            .iter()
+            .find(|(n, _)| n.starts_with("xl/media/"))
+            .unwrap_or_else(|| panic!("{name} has a picture"));
+        let decoded = png::Decoder::new(Cursor::new(picture.as_slice()))
+            .read_info()
+            .expect("a PNG");
+        assert!(decoded.info().width > 100, "{name}");
+    }
+
+    let host = tempfile::tempdir().unwrap();
+    let canary = host.path().join("canary.png");
+    std::fs::write(&canary, b"\x89PNG\r\n\x1a\ncanary-secret-e21f").unwrap();
+    let code = format!(
+        "from openpyxl.drawing.image import Image\ntry:\n    Image({:?})\nexcept Exception as e:\n    print('refused', type(e).__name__)\npd.DataFrame().to_csv('n.csv')",
+        canary.to_str().unwrap()
+    );
+    let o = run(&exec, Job::new(code));
+    assert!(
+        o.stdout.contains("refused PermissionError"),
+        "{:?} {}",
+        o.result,
+        o.stdout
+    );
+    assert!(!o.stdout.contains("canary-secret"));
+    next_job_runs(&exec);
+}
