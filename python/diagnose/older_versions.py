@@ -21,6 +21,10 @@ def load_migrations(text):
     table = json.loads(text)
     _MIGRATIONS = [(m['error'], re.compile(m['pattern']), m['advice'])
                    for m in table['migrations']]
+    for _, pattern, advice in _MIGRATIONS:
+        # Formatted with the pattern's groups when it matches: a stray brace would
+        # raise there and cost the job every hint. Checked now, so warm-up fails.
+        advice.format(*([''] * pattern.groups))
 
 
 def migration(type_name, message):
