@@ -576,6 +576,8 @@ impl JobFailure {
                     c if c.starts_with("table:") => s.push_str(" Fix the computation so that the table meets this requirement, and write it again."),
                     "blank" => s.push_str(" Draw the data on the axes before calling plt.savefig(OUT)."),
                     "empty-figure" | "all-nan" => {}
+                    "not-text" => s.push_str(" Write text files as UTF-8: df.to_csv('name.csv', index=False), with encoding='utf-8-sig' for a CSV that Excel opens with its non-ASCII text intact."),
+                    "not-xlsx" => s.push_str(" Write workbooks with df.to_excel('name.xlsx') or pd.ExcelWriter('name.xlsx')."),
                     // The detail already says what the code did instead.
                     _ if detail.contains("plt.savefig(OUT)") => {}
                     _ => {
@@ -684,5 +686,21 @@ mod tests {
             name.feedback(),
             "The code raised NameError at line 3: name 'total' is not defined\n    plt.bar(x, total)\nDid you mean: 'totals'?"
         );
+    }
+
+    #[test]
+    fn a_table_file_of_the_wrong_kind_is_told_how_to_write_it_not_to_save_a_figure() {
+        let gbk = JobFailure::InvalidOutput {
+            check: "not-text".into(),
+            detail: "out.csv is not UTF-8 text".into(),
+        };
+        let text = gbk.feedback();
+        assert!(text.contains("encoding='utf-8-sig'"), "{text}");
+        assert!(!text.contains("savefig"), "{text}");
+        let book = JobFailure::InvalidOutput {
+            check: "not-xlsx".into(),
+            detail: "out.xlsx is not an xlsx workbook".into(),
+        };
+        assert!(book.feedback().contains("df.to_excel('name.xlsx')"));
     }
 }
