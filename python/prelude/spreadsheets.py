@@ -7,8 +7,8 @@ of src/worker/modules.rs.
 """
 
 import io
-import sys
 import os
+import sys
 
 
 # --- spreadsheets -----------------------------------------------------------------------
@@ -190,7 +190,8 @@ def _refuse_tempdir(*args, **kwargs):
 
 
 def _install_xlsxwriter():
-    """At warm-up, before the state guard's snapshot."""
+    """In a pool's template at warm-up (before the state guard's snapshot), or in a
+    one-shot worker when its job first loads XlsxWriter (`_InstallAfterLoad`)."""
     import datetime
     import xlsxwriter.core
     from xlsxwriter.workbook import Workbook
