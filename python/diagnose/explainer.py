@@ -8,6 +8,7 @@ order of src/worker/modules.rs.
 
 import ast
 import re
+import sys
 
 
 class _Explainer:
@@ -25,7 +26,7 @@ class _Explainer:
 
     def run(self):
         message, hint = None, None
-        for handler in (self._refused_xml, self._left_out_package,
+        for handler in (self._refused_xml, self._left_out_package, self._other_writer,
                         self._unexpected_keyword, self._text_in_numbers,
                         self._missing_sheet,
                         self._missing_label,
@@ -240,6 +241,26 @@ class _Explainer:
         for pattern, advice in _LEFT_OUT_PACKAGES:
             if pattern.search(self.message):
                 return None, advice
+        return None
+
+    def _other_writer(self):
+        """openpyxl's API asked of an XlsxWriter workbook or sheet, or the other way
+        round: pandas writes with XlsxWriter when no engine is named."""
+        if not isinstance(self.exc, AttributeError):
+            return None
+        name = getattr(self.exc, 'name', None)
+        kind = type(getattr(self.exc, 'obj', None))
+        library = str(kind.__module__).partition('.')[0]
+        if library == 'xlsxwriter' and name in _OPENPYXL_API.get(kind.__name__, ()):
+            return None, (f"{name} is openpyxl's; this {kind.__name__} is XlsxWriter's, "
+                          "pandas' writer when no engine is named: pass engine='openpyxl' "
+                          "to pd.ExcelWriter for openpyxl's API, or use XlsxWriter's "
+                          "(worksheet.set_column(0, 0, 20), workbook.add_format({'bold': True})).")
+        if library == 'openpyxl' and name in _XLSXWRITER_API.get(kind.__name__, ()):
+            return None, (f"{name} is XlsxWriter's; this {kind.__name__} is openpyxl's "
+                          "(engine='openpyxl'): pass engine='xlsxwriter' for XlsxWriter's "
+                          "API, or use openpyxl's (ws.column_dimensions['A'].width = 20, "
+                          "cell.font = Font(bold=True)).")
         return None
 
     # --- a sheet of a workbook -----------------------------------------------------------
@@ -477,6 +498,28 @@ class _Explainer:
                               f'or sum: pass numeric_only=True (e.g. .mean(numeric_only=True)) '
                               f'or select the numeric columns first.')
         return None
+
+
+# What model code asks of each writer's workbook and sheet that the other's lacks.
+_OPENPYXL_API = {
+    'Workbook': frozenset({'active', 'create_sheet', 'sheetnames', 'worksheets', 'save',
+                           'remove', 'copy_worksheet', 'named_styles', 'add_named_style'}),
+    'Worksheet': frozenset({'column_dimensions', 'row_dimensions', 'cell', 'iter_rows',
+                            'iter_cols', 'max_row', 'max_column', 'append', 'merge_cells',
+                            'auto_filter', 'conditional_formatting', 'add_image', 'add_chart',
+                            'title', 'dimensions', 'sheet_view', 'columns', 'rows',
+                            'insert_rows', 'delete_rows', 'insert_cols', 'delete_cols'}),
+}
+_XLSXWRITER_API = {
+    'Workbook': frozenset({'add_format', 'add_worksheet', 'add_chart', 'define_name',
+                           'set_properties', 'get_worksheet_by_name'}),
+    'Worksheet': frozenset({'set_column', 'set_row', 'write', 'write_row', 'write_column',
+                            'write_number', 'write_string', 'write_formula', 'write_datetime',
+                            'write_url', 'conditional_format', 'insert_chart', 'insert_image',
+                            'merge_range', 'autofit', 'add_table', 'autofilter',
+                            'data_validation', 'hide_gridlines', 'set_landscape',
+                            'set_zoom', 'set_column_pixels'}),
+}
 
 
 # (message pattern, advice): the packages pandas reaches for by itself that the sandbox

@@ -63,7 +63,56 @@ def _truncate(text, cap=_MSG_CAP):
     return text if len(text) <= cap else text[:cap] + '... [truncated]'
 
 
+_CONTEXT = BaseException.__dict__['__context__'].__get__
+_SUPPRESS_CONTEXT = BaseException.__dict__['__suppress_context__'].__get__
+_CAUSE = BaseException.__dict__['__cause__'].__get__
+
+
+def _job_line(exc):
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == '<job>']
+    return frames[-1].lineno if frames else None
+
+
+def _masked_by_exit(exc, code):
+    """The job's own error when leaving a `with` block raised another over it (the
+    block's `__exit__`: `pd.ExcelWriter` saving a workbook with no sheet after its body
+    failed), else None. Read through BaseException's own descriptors."""
+    context = _CONTEXT(exc)
+    if context is None or _SUPPRESS_CONTEXT(exc) or _CAUSE(exc) is not None:
+        return None
+    line, inner = _job_line(exc), _job_line(context)
+    if line is None or inner is None:
+        return None
+    import ast
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        if (isinstance(node, (ast.With, ast.AsyncWith)) and node.lineno == line
+                and node.body and node.body[0].lineno <= inner <= (node.end_lineno or line)):
+            return context
+    return None
+
+
 def _describe(exc, code):
+    """Type, message, user line and a traceback limited to the job's own frames. An
+    error raised over the job's own by a `with` block's exit is reported second."""
+    masked = _masked_by_exit(exc, code)
+    if masked is not None:
+        described = _describe_one(masked, code)
+        try:
+            after = f'{type(exc).__name__}: {exc}'
+        except BaseException:
+            after = type(exc).__name__
+        note = (f"(leaving the `with` block at line {_job_line(exc)}, "
+                f"{_truncate(after, 300)} followed)")
+        described['hint'] = _truncate(' '.join(p for p in (described['hint'], note) if p), 1500)
+        return described
+    return _describe_one(exc, code)
+
+
+def _describe_one(exc, code):
     """Type, message, user line and a traceback limited to the job's own frames."""
     lines = code.splitlines()
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == '<job>']

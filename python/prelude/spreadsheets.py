@@ -152,11 +152,8 @@ def _write_sheet_rows(self):
 def _install_workbook_saving():
     """At warm-up: every openpyxl save (pandas' `to_excel`, `ExcelWriter`, `wb.save`)
     goes through `_reproducible_save_workbook`, and writes plain rows through
-    `_write_sheet_rows`. openpyxl stays pandas' writer when none is named (pandas
-    would take XlsxWriter, installed too): a job's workbooks keep their bytes, and
-    `writer.sheets` stays openpyxl's, which styling code expects."""
+    `_write_sheet_rows`."""
     global _CELL_WRITING
-    import pandas
     import openpyxl.workbook.workbook as workbook_module
     import openpyxl.writer.excel as excel
     from openpyxl.cell.cell import Cell
@@ -169,7 +166,6 @@ def _install_workbook_saving():
     excel.save_workbook = _reproducible_save_workbook
     workbook_module.save_workbook = _reproducible_save_workbook
     WorksheetWriter.write_rows = _write_sheet_rows
-    pandas.set_option('io.excel.xlsx.writer', 'openpyxl')
 
 
 # XlsxWriter, pandas' other writer, as jobs get it: every workbook is kept in memory
@@ -190,8 +186,8 @@ def _refuse_tempdir(*args, **kwargs):
 
 
 def _install_xlsxwriter():
-    """In a pool's template at warm-up (before the state guard's snapshot), or in a
-    one-shot worker when its job first loads XlsxWriter (`_InstallAfterLoad`)."""
+    """In a pool's template at warm-up (before the state guard's snapshot), or when a
+    job first loads XlsxWriter (`_install_on_load`)."""
     import datetime
     import xlsxwriter.core
     from xlsxwriter.workbook import Workbook
@@ -225,10 +221,10 @@ def _install_xlsxwriter():
 
 
 class _InstallAfterLoad:
-    """A meta path finder for a one-shot worker, which imports what its job uses when
-    the job uses it: the first load of `top` (by the job, or by pandas for
-    `engine='xlsxwriter'`) runs `install` once the package has executed, before anyone
-    gets it. The module is found as the default path finder finds it."""
+    """A meta path finder for a worker that imports what its job uses when the job uses
+    it: the first load of `top` (by the job, or by pandas for `to_excel`) runs `install`
+    once the package has executed, before anyone gets it. The module is found as the
+    default path finder finds it."""
 
     def __init__(self, top, install):
         self.top, self.install = top, install
@@ -264,10 +260,10 @@ class _LoadThenInstall:
         return getattr(self._loader, name)
 
 
-def _install_xlsxwriter_on_load():
-    """A worker whose template does not import XlsxWriter (one-shot, or without pandas;
-    50 ms to import): it is set up when first loaded."""
-    sys.meta_path.insert(0, _InstallAfterLoad('xlsxwriter', _install_xlsxwriter))
+def _install_on_load(top, install):
+    """A worker whose template does not import `top` (one-shot, or without pandas):
+    `install` runs when the package is first loaded."""
+    sys.meta_path.insert(0, _InstallAfterLoad(top, install))
 
 
 # pandas reads .xlsx with calamine, a Rust reader (python-calamine, pinned; the reader

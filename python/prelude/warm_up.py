@@ -62,13 +62,14 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
         # AttributeError, ImportError; no installed sources: OSError), the worker keeps
         # stock savefig: a matplotlib upgrade must cost speed, never the pool.
         render_once_off = _try_render_once(render_once, 'install')
-    if preload_pandas:
-        import pandas  # noqa: F401  (injected as `pd`: see _injected_globals)
+    if 'openpyxl' in _RULES['allowed_modules']:
         # The MIME tables openpyxl extends when it is imported: read here from the
-        # system's files, which the sandbox closes (a one-shot worker imports openpyxl
-        # when its job does; a pool's template imports it below).
+        # system's files, which the sandbox closes (a one-shot worker, or one without
+        # pandas, imports openpyxl when its job does; a pool's template imports it below).
         import mimetypes
         mimetypes.init()
+    if preload_pandas:
+        import pandas  # noqa: F401  (injected as `pd`: see _injected_globals)
         if not one_shot and 'seaborn' in _RULES['allowed_modules']:
             # Built on pandas; in the template so that a job's `import seaborn` costs
             # nothing and its module state is guarded from the start. (A one-shot
@@ -96,15 +97,17 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
         _install_ace_tools()
     if preload_pandas and 'openpyxl' in _RULES['allowed_modules']:
         if one_shot:
-            # Its job imports the rest when it uses it; its workbooks must still come
-            # out as a pool's do, byte for byte.
-            _install_workbook_saving()
+            # Its job imports the rest when it uses it (openpyxl's saving is set up when
+            # it is loaded, below); its workbooks must still come out as a pool's do.
             _install_workbook_reader()
         else:
             _warm_spreadsheets()
+    # Writers not in the template (a one-shot worker, or one without pandas): set up
+    # when first loaded, so that their workbooks come out as a pool's do.
+    if 'openpyxl' in _RULES['allowed_modules'] and 'openpyxl' not in sys.modules:
+        _install_on_load('openpyxl', _install_workbook_saving)
     if 'xlsxwriter' in _RULES['allowed_modules'] and 'xlsxwriter' not in sys.modules:
-        # Not in the template (a one-shot worker, or no pandas): set up when first loaded.
-        _install_xlsxwriter_on_load()
+        _install_on_load('xlsxwriter', _install_xlsxwriter)
     _install_raw_png()
     _install_figure_notes()
     _install_formatter_check()

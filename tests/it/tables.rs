@@ -421,12 +421,18 @@ fn bad_workbooks_answer_typed_failures_and_the_pool_goes_on() {
         "{:?}",
         o.feedback()
     );
-    let o = run(
-        &exec,
-        Job::new("pd.DataFrame({'a': [1]}).to_excel('r.xlsx', sheet_name='../../etc/passwd')"),
-    );
-    let (kind, message) = python_error(&o);
-    assert!(message.contains("Invalid character /"), "{kind}: {message}");
+    // Written by either writer (XlsxWriter is pandas' when no engine is named).
+    for (engine, refusal) in [
+        ("None", "Invalid Excel character"),
+        ("'openpyxl'", "Invalid character /"),
+    ] {
+        let o = run(
+            &exec,
+            Job::new(format!("pd.DataFrame({{'a': [1]}}).to_excel('r.xlsx', sheet_name='../../etc/passwd', engine={engine})")),
+        );
+        let (kind, message) = python_error(&o);
+        assert!(message.contains(refusal), "{engine}: {kind}: {message}");
+    }
     next_job_runs(&exec);
 }
 
@@ -1108,4 +1114,29 @@ with pd.ExcelWriter('xlsxwriter.xlsx', engine='xlsxwriter') as writer:
     );
     assert!(!o.stdout.contains("canary-secret"));
     next_job_runs(&exec);
+}
+
+/// A one-shot worker (`pyward run` of one file) whose job names no `pd`: openpyxl is
+/// loaded by the job, set up then (its MIME tables read at warm-up, before the sandbox
+/// closes the system's files), and an input workbook is edited into a new one with the
+/// same 1980 date as a pool's.
+#[test]
+fn a_one_shot_job_edits_an_input_workbook_with_openpyxl() {
+    let job = Job::new(
+        "import openpyxl\nwb = openpyxl.load_workbook('source.xlsx')\nwb.active['A1'] = 'id'\nwb.save('copy.xlsx')",
+    )
+    .src_bytes("source.xlsx", source());
+    let one = builder()
+        .for_one_job(&job)
+        .build()
+        .expect("one-shot worker");
+    let o = run(&one, job);
+    expect_ok(&o);
+    let parts = workbook_parts(&o.artifacts()[0].bytes);
+    let core = &parts
+        .iter()
+        .find(|(n, _)| n == "docProps/core.xml")
+        .unwrap()
+        .1;
+    assert!(String::from_utf8_lossy(core).contains("1980-01-01T00:00:00Z"));
 }
