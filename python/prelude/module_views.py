@@ -153,7 +153,8 @@ class _ModuleProxy:
             if type(value) is str:
                 return value
             raise AttributeError(f"{module.__name__}.{name} is not available in this sandbox")
-        if name.startswith('_') or name in _RULES['banned_attributes']:
+        if name.startswith('_') or (name in _RULES['banned_attributes'] and
+                                    f'{module.__name__}.{name}' not in _RULES['reviewed_paths']):
             raise AttributeError(f"{module.__name__}.{name} is not available in this sandbox")
         if members is not None:
             if name not in members:

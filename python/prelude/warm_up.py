@@ -33,6 +33,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
         'banned_builtins': frozenset(rules['banned_builtins']),
         'banned_attribute_prefixes': tuple(rules.get('banned_attribute_prefixes', ())),
         'allowed_dunder_reads': frozenset(rules.get('allowed_dunder_reads', ())),
+        'reviewed_paths': frozenset(rules.get('reviewed_paths', ())),
         # Builtins are refused by name (banned_builtins), never wholesale: `str` and
         # `int` are no capability.
         'capability_modules': frozenset(m.lstrip('_') for m in rules['capability_modules'])

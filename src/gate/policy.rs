@@ -316,6 +316,10 @@ impl Policy {
                 .map(|(n, t)| (n.clone(), t.clone()))
                 .collect(),
             allowed_dunder_reads: self.allowed_dunder_reads.iter().cloned().collect(),
+            reviewed_paths: names::REVIEWED_PATHS
+                .iter()
+                .map(|(p, _)| p.to_string())
+                .collect(),
             capability_exempt: CAPABILITY_EXEMPT
                 .iter()
                 .map(|(n, _)| n.to_string())
@@ -463,4 +467,8 @@ pub struct RuntimeRules {
     /// name is refused there, as by the curated `getattr`.
     #[serde(default)]
     pub allowed_dunder_reads: Vec<String>,
+    /// Dotted paths whose last component is named like a banned module but is an
+    /// allowed package's own (`pandas.api.types`): a module proxy lets these through.
+    #[serde(default)]
+    pub reviewed_paths: Vec<String>,
 }

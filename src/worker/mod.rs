@@ -441,6 +441,7 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
             rules.set_item("unimportable_kept", kept)
         })
         .and_then(|()| set("allowed_dunder_reads", &init.rules.allowed_dunder_reads))
+        .and_then(|()| set("reviewed_paths", &init.rules.reviewed_paths))
         .and_then(|()| rules.set_item("module_members", init.rules.module_members.clone()))
         .and_then(|()| rules.set_item("injected", init.rules.injected.clone()))
         .map_err(describe(InitStage::Interpreter))?;

@@ -266,6 +266,36 @@ fn pathlib_is_a_view_of_the_reviewed_path_class() {
     assert!(text.contains("open(Path("), "{text}");
 }
 
+/// `pandas.api.types` is pandas' public dtype checks, reviewed by its path; the
+/// standard library's `types` stays banned, as does the name on anything else.
+#[test]
+fn pandas_api_types_is_a_reviewed_path() {
+    allowed("[c for c in df if pd.api.types.is_numeric_dtype(df[c])]");
+    allowed(
+        "import pandas
+pandas.api.types.is_string_dtype(s)",
+    );
+    allowed(
+        "import pandas as pds
+pds.api.types.CategoricalDtype(['a'])",
+    );
+    allowed("from pandas.api.types import is_numeric_dtype, CategoricalDtype");
+    allowed(
+        "import pandas.api.types as ptypes
+ptypes.is_bool_dtype(s)",
+    );
+    rejected("import types", Rule::ImportNotAllowed);
+    rejected(
+        "import numpy as pd
+pd.api.types",
+        Rule::BannedAttribute,
+    );
+    rejected("np.api.types", Rule::BannedAttribute);
+    rejected("pd.types", Rule::BannedAttribute);
+    rejected("from pandas.api import types", Rule::BannedAttribute);
+    rejected("pd.api.types = 1", Rule::BannedAttribute);
+}
+
 #[test]
 fn rule_banned_attributes_through_allowed_modules() {
     rejected(

@@ -66,6 +66,8 @@ print('colorsys', colorsys.rgb_to_hls(1.0, 0.0, 0.0), calendar.month_abbr[2])
 pprint.pprint({'k': [1, 2]})
 print('versions', sns.__version__ == sns.__version__, type(np.__version__).__name__)
 print(df.to_markdown(index=False))
+from pandas.api.types import is_string_dtype
+print('numeric', [c for c in df if pd.api.types.is_numeric_dtype(df[c])], is_string_dtype(df['a']))
 
 tips = pd.read_csv(srcpath('tips.csv'))
 sns.set_theme(style='whitegrid')
@@ -109,6 +111,12 @@ fn seaborn_and_the_small_modules_run_in_the_warm_template() {
         assert!(o.stdout.contains("main ran"), "{}", o.stdout);
         // DataFrame.to_markdown formats with tabulate, in the template.
         assert!(o.stdout.contains("|   1 |   2 |"), "{}", o.stdout);
+        // pandas' own dtype checks (`pd.api.types`), named like a banned module.
+        assert!(
+            o.stdout.contains("numeric ['a', 'b'] False"),
+            "{}",
+            o.stdout
+        );
         // Nothing the job imported was new to the template: the worker serves on.
         assert!(o.retired.is_none(), "retired: {:?}", o.retired);
     }

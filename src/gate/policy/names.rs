@@ -341,6 +341,20 @@ pub(crate) const METHOD_NAMES_OF_BANNED: &[(&str, &str)] = &[(
     "Path.glob of the reviewed path class: lists the job's files",
 )];
 
+/// Dotted paths of allowed packages whose last component is named like a banned module,
+/// and what they are: `pandas.api.types` (`pd.api.types.is_numeric_dtype`, `from
+/// pandas.api.types import ...`) is pandas' public dtype checks, not the standard
+/// library's `types`.
+pub(crate) const REVIEWED_PATHS: &[(&str, &str)] = &[(
+    "pandas.api.types",
+    "pandas' public dtype checks (is_numeric_dtype, is_string_dtype, CategoricalDtype)",
+)];
+
+/// Whether `path` is one of [`REVIEWED_PATHS`].
+pub(crate) fn is_reviewed_path(path: &str) -> bool {
+    REVIEWED_PATHS.iter().any(|(p, _)| *p == path)
+}
+
 /// Whether `a` is one of [`METHOD_NAMES_OF_BANNED`].
 pub(crate) fn is_reviewed_method_name(a: &str) -> bool {
     METHOD_NAMES_OF_BANNED.iter().any(|(n, _)| *n == a)

@@ -41,8 +41,9 @@ impl Walker<'_> {
             );
             return path;
         }
-        for c in comps.iter().skip(1) {
-            if !self.attr_name(c, range, false) {
+        for (i, c) in comps.iter().enumerate().skip(1) {
+            let reviewed = crate::gate::policy::names::is_reviewed_path(&comps[..=i].join("."));
+            if !reviewed && !self.attr_name(c, range, false) {
                 return path;
             }
             if c.starts_with('_') {

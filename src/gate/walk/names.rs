@@ -257,6 +257,25 @@ impl Walker<'_> {
         true
     }
 
+    /// The module path an attribute chain names through the job's imports (`pd.api` is
+    /// `pandas.api`; `pd` is pandas unless the job imported something else as `pd`).
+    fn dotted_path(&self, e: &Expr) -> Option<String> {
+        match e {
+            Expr::Name(n) => {
+                let n = normalize::ident(n.id.as_str());
+                match self.aliases.get(n.as_ref()) {
+                    Some(path) => Some(path.clone()),
+                    None if n == "pd" => Some("pandas".into()),
+                    None => None,
+                }
+            }
+            Expr::Attribute(at) => self
+                .dotted_path(&at.value)
+                .map(|p| format!("{p}.{}", normalize::ident(at.attr.as_str()))),
+            _ => None,
+        }
+    }
+
     pub(super) fn private_violation(&self, a: &str, range: TextRange) -> Raw {
         Raw {
             rule: Rule::PrivateAttribute,
@@ -296,7 +315,12 @@ impl Walker<'_> {
             // `Path(...).glob('*.csv')`: a reviewed method named like a banned module.
             let method = matches!(ectx, ExprContext::Load)
                 && crate::gate::policy::names::is_reviewed_method_name(&a);
-            let ok = method || self.attr_name(&a, range, allow_dunder);
+            // `pd.api.types`: a reviewed path of an allowed package.
+            let reviewed = matches!(ectx, ExprContext::Load)
+                && self.dotted_path(&value).is_some_and(|p| {
+                    crate::gate::policy::names::is_reviewed_path(&format!("{p}.{a}"))
+                });
+            let ok = method || reviewed || self.attr_name(&a, range, allow_dunder);
             if !matches!(ectx, ExprContext::Load) {
                 self.check_attribute_store(&value, &a, range);
             }
