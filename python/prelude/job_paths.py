@@ -77,6 +77,14 @@ def walkfiles():
     return sorted(found)
 
 
+def display(*objects, **options):
+    """`display(df)` as notebook code (a code interpreter's) writes it: each object
+    printed, a frame or series as its text table. Notebook options (`raw`, ...) are
+    ignored."""
+    for obj in objects:
+        print(obj)
+
+
 # --- os.path for jobs -------------------------------------------------------------------
 #
 # `import os` gives a view holding `path` only; `os.path` is a view of posixpath holding

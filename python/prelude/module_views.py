@@ -320,7 +320,8 @@ def _injected_globals(table):
     """Builds the injected names from the policy's table (name, module or
     `module:member` or '' for a prelude helper): what warm-up imported becomes a module
     view or the member itself; the rest is imported on first use (see `_on_use`)."""
-    helpers = {'srcpath': srcpath, 'listdir': listdir, 'walkfiles': walkfiles}
+    helpers = {'srcpath': srcpath, 'listdir': listdir, 'walkfiles': walkfiles,
+               'display': display}
     now, on_use = {}, {}
     for name, target in table:
         if not target:

@@ -296,6 +296,19 @@ pd.api.types",
     rejected("pd.api.types = 1", Rule::BannedAttribute);
 }
 
+/// Members-only views of text tables and dates: their reviewed members, nothing else.
+#[test]
+fn tabulate_and_dateutil_are_members_only() {
+    allowed("from tabulate import tabulate\nprint(tabulate([[1]]))");
+    allowed("from dateutil.relativedelta import relativedelta\nfrom dateutil import parser\nparser.parse('2024-01-01') + relativedelta(months=1)");
+    allowed("import dateutil.parser\ndateutil.parser.isoparse('2024-01-01')");
+    allowed("display(df.head())");
+    rejected("from dateutil import tz", Rule::SubmoduleDenied);
+    refused("import tabulate\ntabulate.PRESERVE_WHITESPACE = True");
+    refused("from tabulate import PRESERVE_WHITESPACE");
+    refused("from dateutil.parser import DEFAULTPARSER");
+}
+
 #[test]
 fn rule_banned_attributes_through_allowed_modules() {
     rejected(

@@ -67,6 +67,12 @@ pprint.pprint({'k': [1, 2]})
 print('versions', sns.__version__ == sns.__version__, type(np.__version__).__name__)
 print(df.to_markdown(index=False))
 from pandas.api.types import is_string_dtype
+from tabulate import tabulate
+from dateutil.relativedelta import relativedelta
+from dateutil import parser
+print(tabulate([[1, 'x']], headers=['n', 's'], tablefmt='github'))
+print('month', (parser.parse('2024-01-31') + relativedelta(months=1)).date())
+display(df.head(1))
 print('numeric', [c for c in df if pd.api.types.is_numeric_dtype(df[c])], is_string_dtype(df['a']))
 
 tips = pd.read_csv(srcpath('tips.csv'))
@@ -117,6 +123,10 @@ fn seaborn_and_the_small_modules_run_in_the_warm_template() {
             "{}",
             o.stdout
         );
+        // tabulate, dateutil's month arithmetic, a notebook's display().
+        assert!(o.stdout.contains("|   n | s   |"), "{}", o.stdout);
+        assert!(o.stdout.contains("month 2024-02-29"), "{}", o.stdout);
+        assert!(o.stdout.contains("   a  b\n0  1  2"), "{}", o.stdout);
         // Nothing the job imported was new to the template: the worker serves on.
         assert!(o.retired.is_none(), "retired: {:?}", o.retired);
     }

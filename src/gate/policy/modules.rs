@@ -25,6 +25,8 @@
 //! | os (members only: `path`) | `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile` answered against the job's inputs only | every other name of `os` and of `os.path` (`realpath`, `abspath`, `expanduser`, `getsize`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
 //! | openpyxl (members only) | workbooks (`Workbook`, `load_workbook`), cell styles (`openpyxl.styles`: `Font`, `Alignment`, `PatternFill`, `GradientFill`, `Border`, `Side`, `Color`, `Protection`, `NamedStyle`, the `FORMAT_*` strings of `styles.numbers`), charts of the workbook's own cells (`openpyxl.chart`: `BarChart`, `LineChart`, `PieChart`, `ScatterChart`, `AreaChart`, `DoughnutChart`, `Reference`, `Series`), Excel tables (`openpyxl.worksheet.table`: `Table`, `TableStyleInfo`), conditional formatting by value (`openpyxl.formatting.rule`: `ColorScaleRule`, `DataBarRule`, `IconSetRule`, `CellIsRule`), pictures (`openpyxl.drawing.image.Image`, read by Pillow through the job's reads), `get_column_letter`, `column_index_from_string`, `dataframe_to_rows`; pandas' `to_excel`/`ExcelWriter` use it (and `read_excel(engine="openpyxl")`; the default reader is calamine, given only workbooks screened for DTDs and inflation, `python/prelude/spreadsheets.py`). Workbook XML is parsed through defusedxml (entities refused); `load_workbook` reads the job's inputs and outputs only and never keeps macros | every other module of openpyxl (readers, packaging, the rest of `drawing`, `xml`, `reader.excel`, `writer.excel`, `FormulaRule`), `keep_vba`, external links |
 //! | xlsxwriter (members only) | pandas' other `.xlsx` writer (`ExcelWriter(engine="xlsxwriter")`, `writer.book.add_format`, `worksheet.set_column`), `Workbook` for code that writes one directly, the cell-name helpers of `xlsxwriter.utility`. Write-only: it parses no XML. Its workbooks are kept in memory (no temporary files), saved reproducibly, and their images and themes are read through the job's `open` (`python/prelude/spreadsheets.py`) | every other module of xlsxwriter; macros (`add_vba_project`, `add_signed_vba_project`, `set_vba_name`) and `set_tempdir` refused at run time |
+//! | tabulate (members only) | `tabulate(rows, headers=...)`, the text tables `DataFrame.to_markdown()` also formats with | everything else of the module (its format tables are module state) |
+//! | dateutil (members only) | month arithmetic (`dateutil.relativedelta.relativedelta`) and date parsing (`dateutil.parser.parse`, `isoparse`), pandas' own dependencies | `dateutil.tz` (reads the system's zone files), `rrule`, `easter`, the parser's module state |
 
 /// What to use instead of a module jobs cannot import: the models' usual reasons to
 /// reach for it, answered with what this environment offers.
@@ -95,6 +97,8 @@ pub(super) const INJECTED: &[(&str, &str)] = &[
     ("srcpath", ""),
     ("listdir", ""),
     ("walkfiles", ""),
+    // What notebook code (a code interpreter's) shows a table or value with: printed.
+    ("display", ""),
 ];
 
 /// Default import allowlist for figure code (top-level packages).
@@ -147,6 +151,9 @@ pub(super) const FIGURE_MODULES: &[&str] = &[
     "openpyxl",
     // Members only (see MODULE_MEMBERS): the workbook writer and its cell-name helpers.
     "xlsxwriter",
+    // Members only (see MODULE_MEMBERS): text tables; month arithmetic and date parsing.
+    "tabulate",
+    "dateutil",
 ];
 
 /// Extra modules for the table profile: calendars and text helpers for table code.
@@ -377,6 +384,32 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
                 "a new workbook in memory; close() writes an artifact; no macros (python/prelude/spreadsheets.py)",
             ),
             ("utility", "the view of xlsxwriter.utility below"),
+        ],
+    ),
+    (
+        "tabulate",
+        &[(
+            "tabulate",
+            "formats rows as a text table (what DataFrame.to_markdown calls)",
+        )],
+    ),
+    (
+        "dateutil",
+        &[
+            ("relativedelta", "the view of dateutil.relativedelta below"),
+            ("parser", "the view of dateutil.parser below"),
+        ],
+    ),
+    (
+        "dateutil.relativedelta",
+        &[("relativedelta", "calendar arithmetic on dates (months, weekdays)")],
+    ),
+    (
+        "dateutil.parser",
+        &[
+            ("parse", "a date from text, with the default parser"),
+            ("isoparse", "a date from ISO 8601 text"),
+            ("ParserError", "the error parse raises"),
         ],
     ),
     (

@@ -350,6 +350,14 @@ pub(crate) const REVIEWED_PATHS: &[(&str, &str)] = &[(
     "pandas' public dtype checks (is_numeric_dtype, is_string_dtype, CategoricalDtype)",
 )];
 
+/// Whether `a` is the last component of one of [`REVIEWED_PATHS`] (a cheap test before
+/// the path is worked out).
+pub(crate) fn is_reviewed_last(a: &str) -> bool {
+    REVIEWED_PATHS
+        .iter()
+        .any(|(p, _)| p.rsplit('.').next() == Some(a))
+}
+
 /// Whether `path` is one of [`REVIEWED_PATHS`].
 pub(crate) fn is_reviewed_path(path: &str) -> bool {
     REVIEWED_PATHS.iter().any(|(p, _)| *p == path)

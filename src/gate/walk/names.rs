@@ -257,20 +257,29 @@ impl Walker<'_> {
         true
     }
 
-    /// The module path an attribute chain names through the job's imports (`pd.api` is
-    /// `pandas.api`; `pd` is pandas unless the job imported something else as `pd`).
+    /// The module path an attribute chain names through the job's imports and the
+    /// injected names (`pd.api` is `pandas.api` unless the job imported something else
+    /// as `pd`).
     fn dotted_path(&self, e: &Expr) -> Option<String> {
+        self.dotted_path_within(e, 8)
+    }
+
+    /// [`Self::dotted_path`] for chains of at most `depth` attributes (a hostile chain
+    /// may be thousands deep).
+    fn dotted_path_within(&self, e: &Expr, depth: u32) -> Option<String> {
         match e {
             Expr::Name(n) => {
                 let n = normalize::ident(n.id.as_str());
-                match self.aliases.get(n.as_ref()) {
-                    Some(path) => Some(path.clone()),
-                    None if n == "pd" => Some("pandas".into()),
-                    None => None,
-                }
+                self.aliases.get(n.as_ref()).cloned().or_else(|| {
+                    self.policy
+                        .injected_names
+                        .get(n.as_ref())
+                        .filter(|t| !t.is_empty() && !t.contains(':'))
+                        .cloned()
+                })
             }
-            Expr::Attribute(at) => self
-                .dotted_path(&at.value)
+            Expr::Attribute(at) if depth > 0 => self
+                .dotted_path_within(&at.value, depth - 1)
                 .map(|p| format!("{p}.{}", normalize::ident(at.attr.as_str()))),
             _ => None,
         }
@@ -317,6 +326,7 @@ impl Walker<'_> {
                 && crate::gate::policy::names::is_reviewed_method_name(&a);
             // `pd.api.types`: a reviewed path of an allowed package.
             let reviewed = matches!(ectx, ExprContext::Load)
+                && crate::gate::policy::names::is_reviewed_last(&a)
                 && self.dotted_path(&value).is_some_and(|p| {
                     crate::gate::policy::names::is_reviewed_path(&format!("{p}.{a}"))
                 });
