@@ -418,6 +418,43 @@ def _check_path_class():
 
 
 def _install_pathlib():
-    """At warm-up: every member of the job's pathlib view is the reviewed class."""
+    """At warm-up: every member of the job's pathlib view is the reviewed class, and the
+    folder functions of the job's `os` view are answered by it."""
     for name in _RULES['module_members'].get('pathlib', ()):
         _MEMBER_WRAPPERS[('pathlib', name)] = _JobPath
+    members = _RULES['module_members'].get('os', ())
+    for name, stand_in in _OS_FOLDERS.items():
+        if name in members:
+            _MEMBER_WRAPPERS[('os', name)] = stand_in
+
+
+# `os` as model code uses it for folders (`os.makedirs('output', exist_ok=True)` before
+# saving there, `os.listdir('/mnt/data')`), answered as the reviewed Path answers.
+
+def _os_makedirs(name, mode=0o777, exist_ok=False):
+    """Changes nothing on disk (as `Path(name).mkdir(parents=True)`): every file the job
+    writes, in whatever folder, is returned under its own name."""
+    _JobPath(name).mkdir(parents=True, exist_ok=exist_ok)
+
+
+def _os_mkdir(path, mode=0o777):
+    """As `Path(path).mkdir()`: nothing changes on disk."""
+    _JobPath(path).mkdir()
+
+
+def _os_listdir(path='.'):
+    """The names in one of the job's folders (its inputs, /mnt/data, a folder it made),
+    as `Path(path).iterdir()` lists them."""
+    return [entry.name for entry in _JobPath(path).iterdir()]
+
+
+def _os_getcwd():
+    """The job's folder, as its paths are written."""
+    return _MNT_DATA
+
+
+_OS_FOLDERS = {'makedirs': _os_makedirs, 'mkdir': _os_mkdir, 'listdir': _os_listdir,
+               'getcwd': _os_getcwd}
+for _name, _stand_in in _OS_FOLDERS.items():
+    _stand_in.__name__ = _stand_in.__qualname__ = _name
+del _name, _stand_in

@@ -306,6 +306,13 @@ fn tabulate_and_dateutil_are_members_only() {
     rejected("from dateutil import tz", Rule::SubmoduleDenied);
     refused("import tabulate\ntabulate.PRESERVE_WHITESPACE = True");
     refused("from tabulate import PRESERVE_WHITESPACE");
+    allowed(
+        "import os\nos.makedirs('output', exist_ok=True)\nos.listdir('/mnt/data')\nos.getcwd()",
+    );
+    allowed("from os import makedirs\nmakedirs('out')");
+    refused("import os\nos.remove('x')");
+    refused("import os\nos.system('ls')");
+    refused("import os\nos.environ.get('HOME')");
     refused("from dateutil.parser import DEFAULTPARSER");
 }
 

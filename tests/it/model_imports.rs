@@ -73,6 +73,12 @@ from dateutil import parser
 print(tabulate([[1, 'x']], headers=['n', 's'], tablefmt='github'))
 print('month', (parser.parse('2024-01-31') + relativedelta(months=1)).date())
 display(df.head(1))
+os.makedirs('charts', exist_ok=True)
+print('folders', os.getcwd(), os.listdir('/mnt/data'), os.listdir('charts'))
+try:
+    os.listdir('/etc')
+except FileNotFoundError:
+    print('no /etc')
 print('numeric', [c for c in df if pd.api.types.is_numeric_dtype(df[c])], is_string_dtype(df['a']))
 
 tips = pd.read_csv(srcpath('tips.csv'))
@@ -127,6 +133,13 @@ fn seaborn_and_the_small_modules_run_in_the_warm_template() {
         assert!(o.stdout.contains("|   n | s   |"), "{}", o.stdout);
         assert!(o.stdout.contains("month 2024-02-29"), "{}", o.stdout);
         assert!(o.stdout.contains("   a  b\n0  1  2"), "{}", o.stdout);
+        // os's folder functions, answered by the reviewed Path: the job's folders only.
+        assert!(
+            o.stdout
+                .contains("folders /mnt/data ['tips.csv'] []\nno /etc"),
+            "{}",
+            o.stdout
+        );
         // Nothing the job imported was new to the template: the worker serves on.
         assert!(o.retired.is_none(), "retired: {:?}", o.retired);
     }
@@ -222,7 +235,7 @@ const GATE_OFF_TWINS: &[&str] = &[
     "from io import FileIO as x",
     "import os\nx = os.environ",
     "import os\nx = os.system",
-    "import os\nx = os.listdir",
+    "import os\nx = os.scandir",
     "import os\nx = os.path.realpath",
     "import os\nx = os.path.abspath",
     "import os\nx = os.path.expanduser",

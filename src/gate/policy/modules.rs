@@ -22,7 +22,7 @@
 //! | colorsys, calendar, pprint | colour conversions, calendars, pretty printing | none: pure functions of their arguments |
 //! | io (members only) | `StringIO`, `BytesIO`: text and bytes in memory | everything else (`open`, `FileIO`, `TextIOWrapper`, ...) |
 //! | pathlib (members only: `Path`, `PurePath`, `PurePosixPath`, `PosixPath`) | paths as models write them (`Path("data") / "x.csv"`), each name pyward's one reviewed path class (python/prelude/pathlib_view.py, `_JobPath`): pure methods on its text; reads and writes through the job's `open` (inputs, artifacts); `exists`/`is_file`/`is_dir`/`stat`/`iterdir`/`glob` answered against the job's files only; `mkdir` a no-op; `resolve`/`absolute` computed with `/mnt/data` as working directory | pathlib's own classes and every other name of pathlib; `unlink`, `rename`, `chmod`, links, `home` and the like refused at run time; `pathlib` stays a banned name outside `import pathlib` and `pathlib.<member>` |
-//! | os (members only: `path`) | `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile` answered against the job's inputs only | every other name of `os` and of `os.path` (`realpath`, `abspath`, `expanduser`, `getsize`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
+//! | os (members only: `path`, `makedirs`, `mkdir`, `listdir`, `getcwd`) | folders as the reviewed `Path` answers them (`makedirs`/`mkdir` change nothing on disk, `listdir` lists the job's own folders, `getcwd` is `/mnt/data`); `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile` answered against the job's inputs only | every other name of `os` and of `os.path` (`realpath`, `abspath`, `expanduser`, `getsize`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
 //! | openpyxl (members only) | workbooks (`Workbook`, `load_workbook`), cell styles (`openpyxl.styles`: `Font`, `Alignment`, `PatternFill`, `GradientFill`, `Border`, `Side`, `Color`, `Protection`, `NamedStyle`, the `FORMAT_*` strings of `styles.numbers`), charts of the workbook's own cells (`openpyxl.chart`: `BarChart`, `LineChart`, `PieChart`, `ScatterChart`, `AreaChart`, `DoughnutChart`, `Reference`, `Series`), Excel tables (`openpyxl.worksheet.table`: `Table`, `TableStyleInfo`), conditional formatting by value (`openpyxl.formatting.rule`: `ColorScaleRule`, `DataBarRule`, `IconSetRule`, `CellIsRule`), pictures (`openpyxl.drawing.image.Image`, read by Pillow through the job's reads), `get_column_letter`, `column_index_from_string`, `dataframe_to_rows`; pandas' `to_excel`/`ExcelWriter` use it (and `read_excel(engine="openpyxl")`; the default reader is calamine, given only workbooks screened for DTDs and inflation, `python/prelude/spreadsheets.py`). Workbook XML is parsed through defusedxml (entities refused); `load_workbook` reads the job's inputs and outputs only and never keeps macros | every other module of openpyxl (readers, packaging, the rest of `drawing`, `xml`, `reader.excel`, `writer.excel`, `FormulaRule`), `keep_vba`, external links |
 //! | xlsxwriter (members only) | pandas' other `.xlsx` writer (`ExcelWriter(engine="xlsxwriter")`, `writer.book.add_format`, `worksheet.set_column`), `Workbook` for code that writes one directly, the cell-name helpers of `xlsxwriter.utility`. Write-only: it parses no XML. Its workbooks are kept in memory (no temporary files), saved reproducibly, and their images and themes are read through the job's `open` (`python/prelude/spreadsheets.py`) | every other module of xlsxwriter; macros (`add_vba_project`, `add_signed_vba_project`, `set_vba_name`) and `set_tempdir` refused at run time |
 //! | tabulate (members only) | `tabulate(rows, headers=...)`, the text tables `DataFrame.to_markdown()` also formats with | everything else of the module (its format tables are module state) |
@@ -235,7 +235,22 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("BytesIO", "bytes in memory"),
         ],
     ),
-    ("os", &[("path", "the view of os.path below")]),
+    (
+        "os",
+        &[
+            ("path", "the view of os.path below"),
+            (
+                "makedirs",
+                "Path.mkdir's stand-in: nothing changes on disk, the folder exists for the job's later questions",
+            ),
+            ("mkdir", "as makedirs"),
+            (
+                "listdir",
+                "the job's own folders only (its inputs, /mnt/data, folders it made), as Path.iterdir",
+            ),
+            ("getcwd", "'/mnt/data', the job's folder"),
+        ],
+    ),
     (
         "pathlib",
         &[
