@@ -85,6 +85,62 @@ def display(*objects, **options):
         print(obj)
 
 
+# --- sys for jobs -----------------------------------------------------------------------
+#
+# `import sys` gives a view of a few members (src/gate/policy/modules.rs): `sys.exit` ends
+# the job (status 0 or None: as the end of the code; any other: a failure), the job's
+# own output streams, and plain facts about the interpreter.
+
+def _sys_exit(status=None):
+    """Ends the job as `python script.py` ends at `sys.exit(status)`."""
+    done = SystemExit(status)
+    done.pyward_exit = True
+    raise done
+
+
+def _ended_well(exc):
+    """Whether `exc` is the job's `sys.exit(0)` (or `sys.exit()`)."""
+    return (type(exc) is SystemExit and getattr(exc, 'pyward_exit', False) is True
+            and exc.code in (0, None))
+
+
+class _JobStream:
+    """`sys.stdout` or `sys.stderr` of the job's view: what is written goes where the
+    job's output is captured now (`print(..., file=sys.stderr)`)."""
+
+    __slots__ = ('_pyward_errors',)
+    encoding = 'utf-8'
+
+    def __init__(self, errors):
+        object.__setattr__(self, '_pyward_errors', errors)
+
+    def write(self, text):
+        return (sys.stderr if self._pyward_errors else sys.stdout).write(text)
+
+    def flush(self):
+        pass
+
+    def reconfigure(self, **options):
+        """The streams are UTF-8 text already."""
+
+    def isatty(self):
+        return False
+
+    def __setattr__(self, name, value):
+        raise AttributeError("the job's streams are read-only")
+
+
+_SYS_MEMBERS = {'exit': _sys_exit, 'stdout': _JobStream(False), 'stderr': _JobStream(True)}
+_sys_exit.__name__ = _sys_exit.__qualname__ = 'exit'
+
+
+def _install_sys_view():
+    """At warm-up: the members of the job's `sys` view that are pyward's own."""
+    for name in _RULES['module_members'].get('sys', ()):
+        if name in _SYS_MEMBERS:
+            _MEMBER_WRAPPERS[('sys', name)] = _SYS_MEMBERS[name]
+
+
 # --- os.path for jobs -------------------------------------------------------------------
 #
 # `import os` gives a view holding `path` only; `os.path` is a view of posixpath holding

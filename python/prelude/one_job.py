@@ -199,7 +199,11 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
             compiled = compile(code, '<job>', 'exec', dont_inherit=True)
             context = _WARM_CONTEXT.copy()
             context.run(_fresh_context_objects)
-            context.run(exec, compiled, job_globals)
+            try:
+                context.run(exec, compiled, job_globals)
+            except SystemExit as exc:
+                if not _ended_well(exc):
+                    raise
             if not _NOTES['saves']:
                 # Saved no figure (and showed none): the drawn figures left open are
                 # what the code made.

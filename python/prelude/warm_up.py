@@ -45,6 +45,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     _TMP_REAL = os.path.realpath(tmp)
     _install_os_path()
     _install_pathlib()
+    _install_sys_view()
 
     import numpy
     import matplotlib
@@ -83,8 +84,10 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
             # categorical plots call: a module new to the template retires the worker.
             import pandas.core.methods.to_dict  # noqa: F401
         if not one_shot:
-            # What DataFrame.to_markdown() imports on first use (a new module retires
-            # the worker that ran the job): model code prints its tables that way.
+            # What printing a frame and DataFrame.to_markdown() import on first use (a
+            # new module retires the worker that ran the job): model code prints its
+            # tables these ways.
+            import pandas.io.formats.string  # noqa: F401
             import tabulate  # noqa: F401
     # Small pure modules model code imports: in the template, so a job importing
     # them adds no module (a new module with state of its own retires the worker).

@@ -145,6 +145,38 @@ fn seaborn_and_the_small_modules_run_in_the_warm_template() {
     }
 }
 
+/// `sys.exit(main())` ends a job as it ends a script: status 0 or None as the end of
+/// the code (what it wrote is its result), any other a failure; the job's `sys` view
+/// holds its streams and nothing of the interpreter's (gate off: the view alone).
+#[test]
+fn sys_exit_ends_the_job_as_it_ends_a_script() {
+    let script = "import sys\ndef main():\n    pd.DataFrame({'a': [1]}).to_csv('a.csv')\n    print('to stderr', file=sys.stderr)\n    print('main done')\n    return 0\nif __name__ == '__main__':\n    sys.exit(main())\nprint('never')";
+    for policy in [Policy::figures(), Policy::gate_disabled_for_testing()] {
+        let exec = executor(policy);
+        let o = run(&exec, Job::new(script));
+        expect_ok(&o);
+        assert_eq!(o.stdout, "main done\n");
+        let o = run(
+            &exec,
+            Job::new(
+                "import sys\npd.DataFrame().to_csv('a.csv')\nsys.exit('the input has no rows')",
+            ),
+        );
+        match &o.result {
+            Err(JobFailure::PythonError(e)) => {
+                assert_eq!(e.type_name, "SystemExit");
+                assert_eq!(e.message, "the input has no rows");
+            }
+            other => panic!("{other:?}"),
+        }
+        let o = run(
+            &exec,
+            probe("import sys\nfor name in ['modules', 'path', 'argv', 'settrace', 'platform']:\n    try:\n        getattr(sys, name)\n        print('reached', name)\n    except Exception as e:\n        print('refused', name)"),
+        );
+        assert!(!o.stdout.contains("reached"), "{:?} {}", o.result, o.stdout);
+    }
+}
+
 /// Prints what seaborn's theme and tables look like now, as one line.
 const READ_THEME: &str = r#"
 import seaborn as sns

@@ -25,6 +25,7 @@
 //! | os (members only: `path`, `makedirs`, `mkdir`, `listdir`, `getcwd`) | folders as the reviewed `Path` answers them (`makedirs`/`mkdir` change nothing on disk, `listdir` lists the job's own folders, `getcwd` is `/mnt/data`); `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile` answered against the job's inputs only | every other name of `os` and of `os.path` (`realpath`, `abspath`, `expanduser`, `getsize`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
 //! | openpyxl (members only) | workbooks (`Workbook`, `load_workbook`), cell styles (`openpyxl.styles`: `Font`, `Alignment`, `PatternFill`, `GradientFill`, `Border`, `Side`, `Color`, `Protection`, `NamedStyle`, the `FORMAT_*` strings of `styles.numbers`), charts of the workbook's own cells (`openpyxl.chart`: `BarChart`, `LineChart`, `PieChart`, `ScatterChart`, `AreaChart`, `DoughnutChart`, `Reference`, `Series`), Excel tables (`openpyxl.worksheet.table`: `Table`, `TableStyleInfo`), conditional formatting by value (`openpyxl.formatting.rule`: `ColorScaleRule`, `DataBarRule`, `IconSetRule`, `CellIsRule`), pictures (`openpyxl.drawing.image.Image`, read by Pillow through the job's reads), `get_column_letter`, `column_index_from_string`, `dataframe_to_rows`; pandas' `to_excel`/`ExcelWriter` use it (and `read_excel(engine="openpyxl")`; the default reader is calamine, given only workbooks screened for DTDs and inflation, `python/prelude/spreadsheets.py`). Workbook XML is parsed through defusedxml (entities refused); `load_workbook` reads the job's inputs and outputs only and never keeps macros | every other module of openpyxl (readers, packaging, the rest of `drawing`, `xml`, `reader.excel`, `writer.excel`, `FormulaRule`), `keep_vba`, external links |
 //! | xlsxwriter (members only) | pandas' other `.xlsx` writer (`ExcelWriter(engine="xlsxwriter")`, `writer.book.add_format`, `worksheet.set_column`), `Workbook` for code that writes one directly, the cell-name helpers of `xlsxwriter.utility`. Write-only: it parses no XML. Its workbooks are kept in memory (no temporary files), saved reproducibly, and their images and themes are read through the job's `open` (`python/prelude/spreadsheets.py`) | every other module of xlsxwriter; macros (`add_vba_project`, `add_signed_vba_project`, `set_vba_name`) and `set_tempdir` refused at run time |
+//! | sys (members only) | `sys.exit(status)` (0 or None ends the job as the end of its code; any other status is a failure), `sys.stdout`/`sys.stderr` (the job's captured streams; `reconfigure` accepted), `version`, `version_info`, `maxsize`, `float_info` | everything else (`platform` is a banned name): modules, frames, paths, `argv`, hooks |
 //! | tabulate (members only) | `tabulate(rows, headers=...)`, the text tables `DataFrame.to_markdown()` also formats with | everything else of the module (its format tables are module state) |
 //! | dateutil (members only) | month arithmetic (`dateutil.relativedelta.relativedelta`) and date parsing (`dateutil.parser.parse`, `isoparse`), pandas' own dependencies | `dateutil.tz` (reads the system's zone files), `rrule`, `easter`, the parser's module state |
 
@@ -33,11 +34,11 @@
 const IMPORT_ALTERNATIVES: &[(&[&str], &str)] = &[
     (
         &["os", "glob", "shutil", "fnmatch"],
-        "list the inputs with listdir(), walkfiles() or Path('/mnt/data').glob('*.csv') and read them by name; of os, only os.path's string helpers (join, basename, dirname, splitext, exists, isfile) are available",
+        "list the inputs with listdir(), walkfiles() or Path('/mnt/data').glob('*.csv') and read them by name; of os, only os.path's string helpers (join, basename, dirname, splitext, exists, isfile) and the folder functions makedirs, listdir and getcwd are available",
     ),
     (
         &["sys"],
-        "not needed: print() writes output, listdir() lists the inputs, srcpath('name') gives a path",
+        "of sys, only exit, stdout, stderr and the interpreter's version are available: print() writes output, listdir() lists the inputs, srcpath('name') gives a path",
     ),
     (
         &["io", "tempfile"],
@@ -154,6 +155,8 @@ pub(super) const FIGURE_MODULES: &[&str] = &[
     // Members only (see MODULE_MEMBERS): text tables; month arithmetic and date parsing.
     "tabulate",
     "dateutil",
+    // Members only (see MODULE_MEMBERS): exit, the job's streams, interpreter facts.
+    "sys",
 ];
 
 /// Extra modules for the table profile: calendars and text helpers for table code.
@@ -399,6 +402,21 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
                 "a new workbook in memory; close() writes an artifact; no macros (python/prelude/spreadsheets.py)",
             ),
             ("utility", "the view of xlsxwriter.utility below"),
+        ],
+    ),
+    (
+        "sys",
+        &[
+            (
+                "exit",
+                "ends the job: status 0 or None as the end of the code, any other a failure (python/prelude/job_paths.py)",
+            ),
+            ("stdout", "the job's captured output"),
+            ("stderr", "the job's captured errors"),
+            ("version", "a string"),
+            ("version_info", "a tuple"),
+            ("maxsize", "a number"),
+            ("float_info", "a tuple of numbers"),
         ],
     ),
     (
