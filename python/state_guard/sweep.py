@@ -130,10 +130,11 @@ def _public_module_names(allowed):
 def reached_modules(allowed):
     """Names of the modules whose state the guard covers: every loaded module of an
     allowlisted package (private and denied submodules included: their state is reached
-    through the allowed ones), the C accelerators of allowed modules, and
-    `STATE_MODULES`. One name per module object."""
+    through the allowed ones) but `VIEW_ONLY_MODULES`, the C accelerators of allowed
+    modules, and `STATE_MODULES`. One name per module object."""
     names = list(sys.modules)
-    tops = {n.partition('.')[0] for n in names if allowed(n.partition('.')[0])}
+    tops = {n.partition('.')[0] for n in names
+            if allowed(n.partition('.')[0]) and n.partition('.')[0] not in VIEW_ONLY_MODULES}
     seen, found = set(), []
     for name in sorted(names):
         module = sys.modules.get(name)

@@ -1,9 +1,9 @@
-# mistake: listing the inputs with os
+# mistake: walking the inputs with os.walk
 # expect: listdir()
 # forbid: use another name
-# fix: import os\nfiles = os.listdir(SRC) => files = listdir()
+# fix: import os\nfiles = [f for _, _, fs in os.walk(SRC) for f in fs] => files = walkfiles()
 import os
-files = os.listdir(SRC)
+files = [f for _, _, fs in os.walk(SRC) for f in fs]
 for name in files:
     if name.endswith('.csv'):
         print(name)
