@@ -267,6 +267,8 @@ class _JobPath:
         """Changes nothing on disk: every file the job writes, in whatever folder, is
         returned under its own name. The folder exists for the job's later questions."""
         text = _PATH_TEXT(self)
+        if '\x00' in text:
+            raise ValueError('embedded null byte')  # as os.mkdir says it
         kind = _job_path_kind(text)
         if kind == 'file' or (kind == 'dir' and not exist_ok):
             raise FileExistsError(f"[Errno 17] File exists: {text!r}")

@@ -79,6 +79,10 @@ try:
     os.listdir('/etc')
 except FileNotFoundError:
     print('no /etc')
+try:
+    os.makedirs('out\x00/x', exist_ok=True)
+except ValueError:
+    print('no NUL')
 print('numeric', [c for c in df if pd.api.types.is_numeric_dtype(df[c])], is_string_dtype(df['a']))
 
 tips = pd.read_csv(srcpath('tips.csv'))
@@ -136,7 +140,7 @@ fn seaborn_and_the_small_modules_run_in_the_warm_template() {
         // os's folder functions, answered by the reviewed Path: the job's folders only.
         assert!(
             o.stdout
-                .contains("folders /mnt/data ['tips.csv'] []\nno /etc"),
+                .contains("folders /mnt/data ['tips.csv'] []\nno /etc\nno NUL"),
             "{}",
             o.stdout
         );
