@@ -91,7 +91,7 @@ _HOUSEKEEPING = [
     ('restore rcParams', _restore_rc),
     ('restore warning filters', _restore_warnings),
     ('restore working directory', _restore_cwd),
-    ('check the pathlib.Path class', _check_path_class),
+    ('check the reviewed classes', _check_reviewed_classes),
 ]
 
 

@@ -149,6 +149,7 @@ def _install_sys_view():
 # inputs and never against the host. A path is judged as its exact copy (`_plain_path`).
 
 _MNT_DATA = '/mnt/data'
+_JOB_FILE = _MNT_DATA + '/job.py'  # `__file__` of every job: its inputs sit beside it
 
 
 def _inside_inputs(path):
@@ -183,20 +184,63 @@ def _input_for(path):
     return real if real is not None and os.path.isfile(real) else None
 
 
+def _path_text(path):
+    """The exact text of a path argument (`_plain_path`, bytes decoded), or None."""
+    text = _plain_path(path)
+    if type(text) is bytes:
+        text = os.fsdecode(text)
+    return text if text and '\x00' not in text else None
+
+
 def _path_exists(path):
     """`os.path.exists` for jobs: whether `path` names one of the job's inputs (a file,
-    or a folder of them). Anything else is False and never looked at."""
-    return _inside_inputs(path) is not None
+    or a folder of them), a file it wrote or a folder it made, as `Path.exists` says.
+    Anything else is False and never looked at."""
+    text = _path_text(path)
+    return text is not None and _job_path_kind(text) is not None
 
 
 def _path_isfile(path):
-    """`os.path.isfile` for jobs: whether `path` names one of the job's input files.
-    Anything else is False and never looked at."""
-    return _input_for(path) is not None
+    """`os.path.isfile` for jobs: an input file or a file the job wrote."""
+    text = _path_text(path)
+    return text is not None and _job_path_kind(text) == 'file'
 
 
-_path_exists.__name__ = _path_exists.__qualname__ = 'exists'
-_path_isfile.__name__ = _path_isfile.__qualname__ = 'isfile'
+def _path_isdir(path):
+    """`os.path.isdir` for jobs: a folder of inputs or one the job made."""
+    text = _path_text(path)
+    return text is not None and _job_path_kind(text) == 'dir'
+
+
+def _path_getsize(path):
+    """`os.path.getsize` for jobs: `Path.stat`'s size of an input or a file it wrote."""
+    return _job_stat(_path_arg(path, 'getsize')).st_size
+
+
+def _path_getmtime(path):
+    """`os.path.getmtime` for jobs: `Path.stat`'s time of an input or a file it wrote."""
+    return _job_stat(_path_arg(path, 'getmtime')).st_mtime
+
+
+def _path_abspath(path):
+    """`os.path.abspath` (and `realpath`) for jobs: as `Path.resolve()`, with /mnt/data as
+    the working directory; nothing on the host is looked at."""
+    text = _path_arg(path, 'abspath')
+    return posixpath.normpath(posixpath.join(_MNT_DATA, text))
+
+
+def _path_arg(path, what):
+    text = _path_text(path)
+    if text is None:
+        raise TypeError(f"{what}: expected a file name such as 'sales.csv'")
+    return text
+
+
+for _f, _n in ((_path_exists, 'exists'), (_path_isfile, 'isfile'), (_path_isdir, 'isdir'),
+               (_path_getsize, 'getsize'), (_path_getmtime, 'getmtime'),
+               (_path_abspath, 'abspath')):
+    _f.__name__ = _f.__qualname__ = _n
+del _f, _n
 
 # posixpath's functions that only compute on their arguments (no file system call).
 _PURE_PATH_FUNCTIONS = ('join', 'basename', 'dirname', 'splitext', 'split', 'normpath', 'isabs')
@@ -210,8 +254,10 @@ def _install_os_path():
         return
     for name in _PURE_PATH_FUNCTIONS:
         _MEMBER_WRAPPERS[('posixpath', name)] = getattr(posixpath, name)
-    _MEMBER_WRAPPERS[('posixpath', 'exists')] = _path_exists
-    _MEMBER_WRAPPERS[('posixpath', 'isfile')] = _path_isfile
+    for stand_in in (_path_exists, _path_isfile, _path_isdir, _path_getsize, _path_getmtime,
+                     _path_abspath):
+        _MEMBER_WRAPPERS[('posixpath', stand_in.__name__)] = stand_in
+    _MEMBER_WRAPPERS[('posixpath', 'realpath')] = _path_abspath
     # Any other member a policy lists meets the view's ordinary checks: a posixpath
     # function is a capability there, and refused.
     view = _ModuleProxy(posixpath, members)

@@ -153,6 +153,12 @@ class _ModuleProxy:
             if type(value) is str:
                 return value
             raise AttributeError(f"{module.__name__}.{name} is not available in this sandbox")
+        if members is not None and name in members:
+            # A reviewed stand-in answers for its member, even one named like a banned
+            # module (`glob.glob`).
+            wrapper = _MEMBER_WRAPPERS.get((module.__name__, name))
+            if wrapper is not None:
+                return wrapper
         if name.startswith('_') or (name in _RULES['banned_attributes'] and
                                     f'{module.__name__}.{name}' not in _RULES['reviewed_paths']):
             raise AttributeError(f"{module.__name__}.{name} is not available in this sandbox")
@@ -161,9 +167,6 @@ class _ModuleProxy:
                 raise AttributeError(
                     f"{module.__name__}.{name} is not available in this sandbox; "
                     f"it offers only: {', '.join(sorted(members))}")
-            wrapper = _MEMBER_WRAPPERS.get((module.__name__, name))
-            if wrapper is not None:
-                return wrapper
         value = getattr(module, name, _ABSENT)
         if value is _ABSENT:
             # Raised here, outside any handler, and naming the proxy: the error of the

@@ -163,6 +163,7 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
     (see _install_raw_png). The between-job reset is `reset_after_job`, which the worker
     runs once the answer has gone out."""
     global _FIGURES, _NOTES, _MEMORY_FORMATS, _RAW_PNG_LIMIT, _WRITES, _WRITES_MAX, _HOME_REAL
+    global _JOB_CODE
     import numpy
     random.seed(seed)
     numpy.random.seed(seed % (1 << 32))
@@ -170,6 +171,7 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         '__builtins__': dict(_JOB_BUILTINS),
         '__name__': '__main__',
         '__doc__': None,
+        '__file__': _JOB_FILE,
         'SRC': _SRC,
         'OUT': os.path.join(_OUT, out_name),
     }
@@ -187,6 +189,8 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
     _HOME_REAL = os.path.realpath(home) if home else None
     _WRITES, _WRITES_MAX, _NOTES_LIMIT[0] = {}, max_artifacts, None
     _MADE_DIRS.clear()
+    _LOGGING.clear()
+    _JOB_CODE = code
     _RAW_PNG_LIMIT = raw_png_limit
     _MEMORY_FORMATS = None if figures_in_memory else ({'png'} if raw_png_limit else set())
     _FIGURES = {} if figures_in_memory or raw_png_limit else None
@@ -230,6 +234,8 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         sys.stdout, sys.stderr = saved_streams
         _FIGURES = _NOTES = _MEMORY_FORMATS = _WRITES = None
         _MADE_DIRS.clear()
+        _LOGGING.clear()
+        _JOB_CODE = None
         _RAW_PNG_LIMIT = 0
     return {
         'details': _details_json(error, notes, files, _NOTES_LIMIT[0]),

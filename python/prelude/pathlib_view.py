@@ -1,7 +1,7 @@
 """The job's pathlib: every member of its view is one reviewed class, `_JobPath`, whose
 pure methods compute on its text, whose file methods go through the job's open, and
 whose questions about files are answered from the inputs and the job's own files only;
-`_check_path_class` finds the class changed by a job.
+`_check_reviewed_classes` finds the class changed by a job.
 
 One namespace with the other files of the prelude, which the worker runs in the order
 of src/worker/modules.rs.
@@ -29,7 +29,7 @@ import posixpath
 # type and reads its text through the slot descriptor kept below (`_PATH_TEXT`), so a
 # job's subclass overriding `__fspath__` or `__str__` is no path a guard accepts, and
 # patching the class changes nothing a guard sees (and retires the worker: see
-# `_check_path_class`).
+# `_check_reviewed_classes`).
 
 _MADE_DIRS = set()    # while a job runs: the folders it made with Path.mkdir (their text)
 
@@ -225,12 +225,7 @@ class _JobPath:
         return False
 
     def stat(self, follow_symlinks=True):
-        real = _job_file(_PATH_TEXT(self))
-        if real is None:
-            raise PermissionError(f"Path.stat() answers for the job's inputs and the files it "
-                                  f"wrote only, not {_truncate(repr(_PATH_TEXT(self)), 120)}; "
-                                  f"the inputs are: {walkfiles()}")
-        return os.stat(real)
+        return _job_stat(_PATH_TEXT(self))
 
     def open(self, mode='r', buffering=-1, encoding=None, errors=None, newline=None):
         return _job_open(_PATH_TEXT(self), mode, buffering, encoding, errors, newline)
@@ -309,7 +304,8 @@ _JobPath.__name__ = _JobPath.__qualname__ = 'Path'
 _JobPath.__module__ = 'pathlib'
 _PATH_TEXT = _JobPath._pyward_text.__get__  # the slot's own reader: no method of a path runs
 _PATH_SET = _JobPath._pyward_text.__set__
-_PATH_CLASS_DICT = dict(_JobPath.__dict__)  # as reviewed (see _check_path_class)
+# (label, class, its namespace as reviewed): see _check_reviewed_classes.
+_REVIEWED_CLASSES = [('pathlib.Path', _JobPath, dict(_JobPath.__dict__))]
 
 
 def _job_file(text):
@@ -320,12 +316,9 @@ def _job_file(text):
     if not text or '\x00' in text:
         return None
     writes = _WRITES or {}
-    bare = text[len(_MNT_DATA) + 1:] if text.startswith(_MNT_DATA + '/') else text
-    if bare in writes:
-        return os.path.join(_OUT_REAL, bare)
-    for name, entry in writes.items():
-        if entry.get('requested') == text:
-            return os.path.join(_OUT_REAL, name)
+    written = _read_name(text)
+    if written is not None:
+        return os.path.join(_OUT_REAL, written)
     if os.path.isabs(text) and text != _MNT_DATA and not text.startswith(_MNT_DATA + '/'):
         norm = posixpath.normpath(text)
         for root, real_root in ((_SRC, _SRC_REAL), (_OUT, _OUT_REAL)):
@@ -338,6 +331,29 @@ def _job_file(text):
                         return real
         return None
     return _inside_inputs(text)
+
+
+def _job_stat(text):
+    """`Path.stat()` of a job file (`_job_file`): an input or a file the job wrote, one
+    kept in memory (a figure not yet on disk) included. Errors name the job's path."""
+    real = _job_file(text)
+    if real is None:
+        raise PermissionError(f"stat answers for the job's inputs and the files it wrote "
+                              f"only, not {_truncate(repr(text), 120)}; the inputs are: "
+                              f"{walkfiles()}")
+    try:
+        return os.stat(real)
+    except FileNotFoundError:
+        pass
+    name = os.path.basename(real)
+    if os.path.dirname(real) == _OUT_REAL and name in (_WRITES or {}):
+        saved = _saved_figure(name)
+        size = len(saved) if saved is not None else 0
+        import stat
+        import time
+        now = time.time()
+        return os.stat_result((stat.S_IFREG | 0o644, 0, 0, 1, 0, 0, size, now, now, now))
+    raise FileNotFoundError(2, 'No such file or directory', text)
 
 
 def _job_path_kind(text):
@@ -369,8 +385,10 @@ def _job_folder(text):
     if real in (_SRC_REAL, _OUT_REAL):
         entries.update((name, False) for name in writes)
     if text in _MADE_DIRS:
-        entries.update((name, False) for name, entry in writes.items()
-                       if entry.get('requested') and posixpath.dirname(entry['requested']) == text)
+        folder = _place(text)
+        entries.update((posixpath.basename(_place(entry['requested'])), False)
+                       for entry in writes.values()
+                       if entry['requested'] and posixpath.dirname(_place(entry['requested'])) == folder)
     return sorted(entries.items())
 
 
@@ -403,20 +421,23 @@ def _job_glob(text, pattern):
     return [_new_path(t) for t in sorted(set(found))]
 
 
-def _check_path_class():
-    """After each job: the reviewed path class as it was reviewed. A job with the gate
-    off can rebind its methods (`type.__setattr__`); they are put back and the worker is
-    retired."""
-    now = dict(_JobPath.__dict__)
-    if now.keys() == _PATH_CLASS_DICT.keys() and all(
-            now[k] is v for k, v in _PATH_CLASS_DICT.items()):
-        return
-    for key in now.keys() - _PATH_CLASS_DICT.keys():
-        type.__delattr__(_JobPath, key)
-    for key, value in _PATH_CLASS_DICT.items():
-        if now.get(key) is not value:
-            type.__setattr__(_JobPath, key, value)
-    raise RuntimeError("the job changed pathlib.Path's class")
+def _check_reviewed_classes():
+    """After each job: pyward's classes a job is handed (the path class, the loggers) as
+    they were reviewed. A job with the gate off can rebind their methods
+    (`type.__setattr__`); they are put back and the worker is retired."""
+    changed = []
+    for label, cls, saved in _REVIEWED_CLASSES:
+        now = dict(cls.__dict__)
+        if now.keys() == saved.keys() and all(now[k] is v for k, v in saved.items()):
+            continue
+        for key in now.keys() - saved.keys():
+            type.__delattr__(cls, key)
+        for key, value in saved.items():
+            if now.get(key) is not value:
+                type.__setattr__(cls, key, value)
+        changed.append(label)
+    if changed:
+        raise RuntimeError(f"the job changed {', '.join(changed)}'s class")
 
 
 def _install_pathlib():
@@ -428,6 +449,46 @@ def _install_pathlib():
     for name, stand_in in _OS_FOLDERS.items():
         if name in members:
             _MEMBER_WRAPPERS[('os', name)] = stand_in
+    members = _RULES['module_members'].get('glob', ())
+    for name, stand_in in (('glob', _glob_glob), ('iglob', _glob_iglob)):
+        if name in members:
+            _MEMBER_WRAPPERS[('glob', name)] = stand_in
+
+
+# `glob` as model code uses it (`glob.glob('/mnt/data/*.csv')`), answered as Path.glob.
+
+def _glob_glob(pathname, *, root_dir=None, dir_fd=None, recursive=False, include_hidden=False):
+    """The job's files that match `pathname` ('*.csv', '/mnt/data/*.xlsx', 'data/**/*.csv'
+    with `recursive=True`), sorted, written as the pattern was: `Path.glob` answers."""
+    text = _path_text(pathname)
+    if text is None:
+        raise TypeError("glob: expected a pattern such as '*.csv'")
+    if root_dir is not None or dir_fd is not None:
+        raise PermissionError("glob: root_dir and dir_fd are not available here; write the "
+                              "folder into the pattern, such as glob.glob('data/*.csv')")
+    parts = text.split('/')
+    magic = [i for i, part in enumerate(parts) if any(c in part for c in '*?[')]
+    if not magic:
+        return [text] if _job_path_kind(text) is not None else []
+    folder = '/'.join(parts[:magic[0]]) or ('/' if text.startswith('/') else '.')
+    rest = '/'.join(parts[magic[0]:])
+    if not recursive:
+        rest = rest.replace('**', '*')
+    found = [_PATH_TEXT(path) for path in _job_glob(folder, rest)]
+    if not include_hidden:
+        found = [f for f in found
+                 if not any(p.startswith('.') and p not in ('.', '..')
+                            for p in f[len(folder):].split('/'))]
+    return found
+
+
+def _glob_iglob(pathname, **options):
+    """As `glob`, one at a time."""
+    return iter(_glob_glob(pathname, **options))
+
+
+_glob_glob.__name__ = _glob_glob.__qualname__ = 'glob'
+_glob_iglob.__name__ = _glob_iglob.__qualname__ = 'iglob'
 
 
 # `os` as model code uses it for folders (`os.makedirs('output', exist_ok=True)` before

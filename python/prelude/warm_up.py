@@ -46,6 +46,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     _install_os_path()
     _install_pathlib()
     _install_sys_view()
+    _install_logging()
 
     import numpy
     import matplotlib
@@ -91,7 +92,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
             import tabulate  # noqa: F401
     # Small pure modules model code imports: in the template, so a job importing
     # them adds no module (a new module with state of its own retires the worker).
-    for name in ('colorsys', 'calendar', 'pprint'):
+    for name in ('colorsys', 'calendar', 'pprint', 'glob', 'logging', 'traceback'):
         if name in _RULES['allowed_modules']:
             __import__(name)
 
@@ -165,8 +166,10 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     curated = dict(builtins.__dict__)
     for name in rules['banned_builtins']:
         curated.pop(name, None)
-    for name in ('__loader__', '__spec__', '__package__'):
+    for name in ('__loader__', '__spec__', '__package__', 'exit', 'quit'):
         curated.pop(name, None)
+    # exit() and quit() as a script's last word: sys.exit's stand-in ends the job.
+    curated['exit'] = curated['quit'] = _sys_exit
     curated['__import__'] = _guarded_import
     curated['open'] = _job_open
     curated['getattr'] = _curated_getattr

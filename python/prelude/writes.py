@@ -10,6 +10,7 @@ of src/worker/modules.rs.
 import builtins
 import io
 import os
+import posixpath
 import sys
 import types
 
@@ -113,12 +114,71 @@ def _write_target(text):
         if _inside(real, _SRC_REAL):
             raise PermissionError(f"the inputs are read-only: write {os.path.basename(text)!r} "
                                   "under its own name instead")
-    name = _artifact_name(text)
+    name = _distinct_name(_artifact_name(text), text)
     plain = not os.path.isabs(text) and '/' not in text.replace('\\', '/')
     target = os.path.join(_OUT_REAL, name)
     if os.path.islink(target) or os.path.dirname(os.path.realpath(target)) != _OUT_REAL:
         raise PermissionError(f"cannot write {name!r}: not a plain file")
-    return target, name, None if plain else text
+    # The path asked for is kept when it is not the name: a folder, or a plain name
+    # that another file of the job already had ('units.csv' kept as 'units-2.csv').
+    return target, name, None if plain and name == text else text
+
+
+def _place(text):
+    """Where a path the job names is, as one text: relative to the job's folder (a
+    `/mnt/data/` prefix dropped), normalised, '/' separated."""
+    text = text.replace('\\', '/')
+    if text.startswith(_MNT_DATA + '/'):
+        text = text[len(_MNT_DATA) + 1:]
+    return posixpath.normpath(text)
+
+
+def _written_name(text):
+    """The artifact name of the file the job wrote at `text` (its name, `/mnt/data/<name>`
+    or the path it asked for), or None."""
+    writes = _WRITES
+    if not writes or not text:
+        return None
+    place = _place(text)
+    for name, entry in writes.items():
+        requested = entry['requested']
+        if _place(requested if requested is not None else name) == place:
+            return name
+    return None
+
+
+def _read_name(text):
+    """The artifact a read of `text` finds: the file the job wrote there, or one it wrote
+    under that bare name anywhere ('out/fig.png', then 'fig.png'), as every write lands
+    in one folder."""
+    name = _written_name(text)
+    if name is None and _WRITES and not os.path.isabs(text) and text in _WRITES:
+        name = text
+    return name
+
+
+def _distinct_name(name, text):
+    """The artifact name for a write to the folder path `text` whose file name is
+    `name`: `name` itself unless the job already wrote another file of that name
+    elsewhere ('north/trend.png', then 'south/trend.png'), in which case the folders
+    join the name ('south-trend.png'), so no file the job wrote replaces another."""
+    writes = _WRITES
+    taken = _written_name(text)
+    if taken is not None:
+        return taken  # the same file again
+    if not writes or name not in writes:
+        return name
+    parts = [p for p in _place(text).split('/') if p not in ('', '.', '..')]
+    for k in range(2, len(parts) + 1):
+        candidate = '-'.join(parts[-k:])
+        if candidate not in writes and len(candidate.encode('utf-8', 'replace')) <= 255:
+            return candidate
+    stem, ext = os.path.splitext(name)
+    for n in range(2, _WRITES_MAX + 2):
+        candidate = f'{stem}-{n}{ext}'
+        if candidate not in writes:
+            return candidate
+    return name  # past max_artifacts: _note_write refuses it
 
 
 def _read_target(text, strict):
@@ -131,8 +191,9 @@ def _read_target(text, strict):
     mnt = text.startswith(_MNT_DATA + '/')
     bare = text[len(_MNT_DATA) + 1:] if mnt else text
     if not os.path.isabs(bare):
-        if _WRITES is not None and bare in _WRITES:
-            return os.path.join(_OUT_REAL, bare)
+        written = _read_name(bare)
+        if written is not None:
+            return os.path.join(_OUT_REAL, written)
         real = _input_for(bare)
         if real is not None:
             return real

@@ -58,6 +58,7 @@ pub(super) const MODULES: &[Embedded] = &[
             "prelude/module_views.py",
             "prelude/job_paths.py",
             "prelude/pathlib_view.py",
+            "prelude/job_logging.py",
             "prelude/writes.py",
             "prelude/spreadsheets.py",
             "prelude/figure_capture.py",

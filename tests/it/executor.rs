@@ -295,9 +295,11 @@ fn banned_imports_and_builtins_are_rejected_statically_and_at_run_time() {
         ("import subprocess", "ImportError"),
         // `os` is a view of os.path's string helpers (issue 38), nothing more.
         ("import os\nos.system('true')", "AttributeError"),
+        ("import os\nos.path.expanduser('~/.ssh')", "AttributeError"),
+        // A reviewed member answers for the job's files only.
         (
             "import os\nos.path.getsize('/etc/passwd')",
-            "AttributeError",
+            "PermissionError",
         ),
         ("from numpy import ctypeslib", "ImportError"),
         ("import matplotlib\nmatplotlib.subprocess", "AttributeError"),

@@ -132,8 +132,9 @@ fn classics() {
     );
     rejected("from os import system", Rule::BannedAttribute);
     refused("import sys\nsys.modules['os']");
-    rejected("exit()", Rule::BannedBuiltin);
-    rejected("quit()", Rule::BannedBuiltin);
+    // `exit()` and `quit()` end the job as `sys.exit` does (the job's own stand-in).
+    allowed("exit()");
+    allowed("quit(0)");
     rejected("breakpoint()", Rule::BannedBuiltin);
     rejected("input()", Rule::BannedBuiltin);
     rejected("print(globals())", Rule::BannedBuiltin);
@@ -250,8 +251,12 @@ fn pathlib_is_a_view_of_the_reviewed_path_class() {
         "import pathlib as pl\npl.Path.home = 1",
         Rule::ModuleMutation,
     );
-    rejected("import glob", Rule::ImportNotAllowed);
-    rejected("from pathlib import Path\nglob.glob('*')", Rule::BannedName);
+    // `glob` is a view of glob/iglob answered as Path.glob (the job's files only).
+    allowed("import glob\nfiles = sorted(glob.glob('/mnt/data/*.csv'))");
+    rejected("import glob\nglob.glob1('.', '*')", Rule::SubmoduleDenied);
+    rejected("import glob\nglob.os", Rule::BannedName);
+    rejected("import glob\nglob.glob = print", Rule::ModuleMutation);
+    rejected("from pathlib import Path\nx = glob", Rule::BannedName);
     rejected("import numpy.glob", Rule::BannedAttribute);
     rejected(
         "from pathlib import Path\np = Path('x')\np.glob = 1",
@@ -302,7 +307,7 @@ pd.api.types",
 fn sys_is_a_view_of_exit_and_the_job_s_streams() {
     allowed("import sys\nprint('x', file=sys.stderr)\nsys.stdout.reconfigure(encoding='utf-8')\nsys.exit(0)");
     allowed("import sys\nif sys.version_info < (3, 8):\n    sys.exit('old')");
-    refused("from sys import exit\nexit(0)");
+    allowed("from sys import exit\nexit(0)");
     for hostile in [
         "import sys\nsys.modules",
         "import sys\nsys.path.append('/tmp')",
@@ -317,7 +322,7 @@ fn sys_is_a_view_of_exit_and_the_job_s_streams() {
         refused(hostile);
     }
     rejected("raise SystemExit(0)", Rule::BannedName);
-    rejected("exit()", Rule::BannedBuiltin);
+    allowed("exit()");
 }
 
 /// Members-only views of text tables and dates: their reviewed members, nothing else.
@@ -441,7 +446,10 @@ fn rule_dunder_attributes_and_names() {
     rejected("def __init__():\n    pass", Rule::DunderName);
     rejected("class A:\n    __slots__ = ()", Rule::DunderName);
     rejected("__name__ = 'x'", Rule::DunderName);
-    rejected("print(__file__)", Rule::DunderName);
+    rejected("print(__builtins__)", Rule::DunderName);
+    rejected("print(__cached__)", Rule::DunderName);
+    rejected("__file__ = '/etc/passwd'", Rule::DunderName);
+    allowed("from pathlib import Path\nprint(Path(__file__).parent, __doc__)");
     allowed("print(type(x).__name__, np.__version__, f.__doc__, C.__qualname__)");
     rejected("type(x).__name__ = 'y'", Rule::DunderAttribute);
     rejected("x.__class__ += 1", Rule::DunderAttribute);
@@ -863,7 +871,7 @@ fn syntax_errors_are_violations() {
 #[test]
 fn teaching_text_explains() {
     let p = Policy::figures();
-    let v = verdict("import glob\neval('x')\n");
+    let v = verdict("import shutil\neval('x')\n");
     let t = v.teaching_text(&p);
     for needle in [
         "srcpath('",

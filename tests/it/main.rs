@@ -39,6 +39,7 @@ mod record;
 mod render_once;
 mod report;
 mod reset;
+mod script_habits;
 mod state_guard;
 mod string_engines;
 mod tables;

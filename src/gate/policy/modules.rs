@@ -22,7 +22,10 @@
 //! | colorsys, calendar, pprint | colour conversions, calendars, pretty printing | none: pure functions of their arguments |
 //! | io (members only) | `StringIO`, `BytesIO`: text and bytes in memory | everything else (`open`, `FileIO`, `TextIOWrapper`, ...) |
 //! | pathlib (members only: `Path`, `PurePath`, `PurePosixPath`, `PosixPath`) | paths as models write them (`Path("data") / "x.csv"`), each name pyward's one reviewed path class (python/prelude/pathlib_view.py, `_JobPath`): pure methods on its text; reads and writes through the job's `open` (inputs, artifacts); `exists`/`is_file`/`is_dir`/`stat`/`iterdir`/`glob` answered against the job's files only; `mkdir` a no-op; `resolve`/`absolute` computed with `/mnt/data` as working directory | pathlib's own classes and every other name of pathlib; `unlink`, `rename`, `chmod`, links, `home` and the like refused at run time; `pathlib` stays a banned name outside `import pathlib` and `pathlib.<member>` |
-//! | os (members only: `path`, `makedirs`, `mkdir`, `listdir`, `getcwd`) | folders as the reviewed `Path` answers them (`makedirs`/`mkdir` change nothing on disk, `listdir` lists the job's own folders, `getcwd` is `/mnt/data`); `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile` answered against the job's inputs only | every other name of `os` and of `os.path` (`realpath`, `abspath`, `expanduser`, `getsize`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
+//! | logging (members only) | `basicConfig`, `getLogger`, loggers, handlers and formatters as pyward's per-job stand-ins (python/prelude/job_logging.py): records go to the job's stderr, or to a log file written as an artifact through the job's `open`; the level constants | the real module's loggers, handlers and manager (the process's and the libraries') |
+//! | traceback (members only: `format_exc`, `print_exc`, `format_exception`, `print_exception`) | the exception with the job's own frames, as the job's error report shows them | frames, stack walking, every other name |
+//! | glob (members only: `glob`, `iglob`) | the job's files that match a pattern, answered as the reviewed `Path.glob` answers | `root_dir`, `dir_fd`; every other name of glob |
+//! | os (members only: `path`, `makedirs`, `mkdir`, `listdir`, `getcwd`) | folders as the reviewed `Path` answers them (`makedirs`/`mkdir` change nothing on disk, `listdir` lists the job's own folders, `getcwd` is `/mnt/data`); `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile`/`isdir`/`getsize`/`getmtime` answered against the job's inputs and the files it wrote only, `abspath`/`realpath` as `Path.resolve` (with `/mnt/data` as the working directory) | every other name of `os` and of `os.path` (`expanduser`, `getcwdb`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
 //! | openpyxl (members only) | workbooks (`Workbook`, `load_workbook`), cell styles (`openpyxl.styles`: `Font`, `Alignment`, `PatternFill`, `GradientFill`, `Border`, `Side`, `Color`, `Protection`, `NamedStyle`, the `FORMAT_*` strings of `styles.numbers`), charts of the workbook's own cells (`openpyxl.chart`: `BarChart`, `LineChart`, `PieChart`, `ScatterChart`, `AreaChart`, `DoughnutChart`, `Reference`, `Series`), Excel tables (`openpyxl.worksheet.table`: `Table`, `TableStyleInfo`), conditional formatting by value (`openpyxl.formatting.rule`: `ColorScaleRule`, `DataBarRule`, `IconSetRule`, `CellIsRule`), pictures (`openpyxl.drawing.image.Image`, read by Pillow through the job's reads), `get_column_letter`, `column_index_from_string`, `dataframe_to_rows`; pandas' `to_excel`/`ExcelWriter` use it (and `read_excel(engine="openpyxl")`; the default reader is calamine, given only workbooks screened for DTDs and inflation, `python/prelude/spreadsheets.py`). Workbook XML is parsed through defusedxml (entities refused); `load_workbook` reads the job's inputs and outputs only and never keeps macros | every other module of openpyxl (readers, packaging, the rest of `drawing`, `xml`, `reader.excel`, `writer.excel`, `FormulaRule`), `keep_vba`, external links |
 //! | xlsxwriter (members only) | pandas' other `.xlsx` writer (`ExcelWriter(engine="xlsxwriter")`, `writer.book.add_format`, `worksheet.set_column`), `Workbook` for code that writes one directly, the cell-name helpers of `xlsxwriter.utility`. Write-only: it parses no XML. Its workbooks are kept in memory (no temporary files), saved reproducibly, and their images and themes are read through the job's `open` (`python/prelude/spreadsheets.py`) | every other module of xlsxwriter; macros (`add_vba_project`, `add_signed_vba_project`, `set_vba_name`) and `set_tempdir` refused at run time |
 //! | sys (members only) | `sys.exit(status)` (0 or None ends the job as the end of its code; any other status is a failure), `sys.stdout`/`sys.stderr` (the job's captured streams; `reconfigure` accepted), `version`, `version_info`, `maxsize`, `float_info` | everything else (`platform` is a banned name): modules, frames, paths, `argv`, hooks |
@@ -34,7 +37,7 @@
 const IMPORT_ALTERNATIVES: &[(&[&str], &str)] = &[
     (
         &["os", "glob", "shutil", "fnmatch"],
-        "list the inputs with listdir(), walkfiles() or Path('/mnt/data').glob('*.csv') and read them by name; of os, only os.path's string helpers (join, basename, dirname, splitext, exists, isfile) and the folder functions makedirs, listdir and getcwd are available",
+        "list the inputs with glob.glob('*.csv'), listdir(), walkfiles() or Path('/mnt/data').glob('*.csv') and read them by name; of os, only os.path's string helpers (join, basename, dirname, splitext, exists, isfile) and the folder functions makedirs, listdir and getcwd are available",
     ),
     (
         &["sys"],
@@ -146,6 +149,11 @@ pub(super) const FIGURE_MODULES: &[&str] = &[
     "io",
     "os",
     "pathlib",
+    "glob",
+    // Members only (see MODULE_MEMBERS): pyward's own loggers, and tracebacks of the
+    // job's own frames.
+    "logging",
+    "traceback",
     // pyward's own stand-in for the display helper of OpenAI's code interpreter.
     "ace_tools",
     // Members only (see MODULE_MEMBERS): workbooks and their styles.
@@ -212,6 +220,15 @@ pub(super) const DENIED_MODULES: &[&str] = &[
     "seaborn.widgets",         // interactive widgets (ipywidgets)
 ];
 
+/// What each member of the job's `logging` view is: pyward's stand-in
+/// (python/prelude/job_logging.py), never the real module's, whose loggers are the
+/// process's and the libraries'.
+const LOGGING_STAND_IN: &str = "pyward's per-job stand-in: records go to the job's stderr, or to a log file written as an artifact";
+
+/// What each member of the job's `traceback` view is.
+const TRACEBACK_STAND_IN: &str =
+    "pyward's stand-in: the exception with the job's own frames, as its error report shows them";
+
 /// Modules denied as a whole but with reviewed members a job may use: the job gets a
 /// view of the module that holds these names only, never the module. `matplotlib.cbook`
 /// keeps file and subprocess helpers (`_get_data_path`, `open_file_cm`, `to_filehandle`,
@@ -252,6 +269,59 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
                 "the job's own folders only (its inputs, /mnt/data, folders it made), as Path.iterdir",
             ),
             ("getcwd", "'/mnt/data', the job's folder"),
+        ],
+    ),
+    (
+        "logging",
+        &[
+            ("basicConfig", LOGGING_STAND_IN),
+            ("getLogger", LOGGING_STAND_IN),
+            ("Logger", LOGGING_STAND_IN),
+            ("LogRecord", LOGGING_STAND_IN),
+            ("Handler", LOGGING_STAND_IN),
+            ("StreamHandler", LOGGING_STAND_IN),
+            ("FileHandler", LOGGING_STAND_IN),
+            ("NullHandler", LOGGING_STAND_IN),
+            ("Formatter", LOGGING_STAND_IN),
+            ("debug", LOGGING_STAND_IN),
+            ("info", LOGGING_STAND_IN),
+            ("warning", LOGGING_STAND_IN),
+            ("warn", LOGGING_STAND_IN),
+            ("error", LOGGING_STAND_IN),
+            ("exception", LOGGING_STAND_IN),
+            ("critical", LOGGING_STAND_IN),
+            ("fatal", LOGGING_STAND_IN),
+            ("log", LOGGING_STAND_IN),
+            ("disable", LOGGING_STAND_IN),
+            ("getLevelName", LOGGING_STAND_IN),
+            ("captureWarnings", LOGGING_STAND_IN),
+            ("DEBUG", "a number"),
+            ("INFO", "a number"),
+            ("WARNING", "a number"),
+            ("WARN", "a number"),
+            ("ERROR", "a number"),
+            ("CRITICAL", "a number"),
+            ("FATAL", "a number"),
+            ("NOTSET", "a number"),
+        ],
+    ),
+    (
+        "traceback",
+        &[
+            ("format_exc", TRACEBACK_STAND_IN),
+            ("print_exc", TRACEBACK_STAND_IN),
+            ("format_exception", TRACEBACK_STAND_IN),
+            ("print_exception", TRACEBACK_STAND_IN),
+        ],
+    ),
+    (
+        "glob",
+        &[
+            (
+                "glob",
+                "Path.glob's answer: the job's inputs and the files it wrote that match",
+            ),
+            ("iglob", "as glob, one at a time"),
         ],
     ),
     (
@@ -475,12 +545,17 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("sep", "a constant"),
             (
                 "exists",
-                "answered against the job's inputs only (never a host path)",
+                "answered against the job's inputs and the files it wrote (never a host path)",
             ),
+            ("isfile", "as exists"),
+            ("isdir", "as exists: the inputs' folders and the folders the job made"),
+            ("getsize", "Path.stat's size: the job's inputs and the files it wrote"),
+            ("getmtime", "Path.stat's time: the job's inputs and the files it wrote"),
             (
-                "isfile",
-                "answered against the job's inputs only (never a host path)",
+                "abspath",
+                "Path.resolve's answer: /mnt/data is the working directory, nothing is looked at",
             ),
+            ("realpath", "as abspath"),
         ],
     ),
     (

@@ -40,7 +40,10 @@ pub(crate) const BANNED_NAME_REASONS: &[(&str, &str)] = &[
         "pathlib",
         "file system access; only `from pathlib import Path` (pyward's reviewed Path) is available",
     ),
-    ("glob", "file system listing; use listdir()/walkfiles()"),
+    (
+        "glob",
+        "file system listing; only `import glob` and glob.glob/iglob over the job's files are available",
+    ),
     ("shutil", "copies, moves and deletes files"),
     ("tempfile", "creates files outside the job's folders"),
     ("fileinput", "opens files"),
@@ -136,8 +139,6 @@ pub(crate) const BANNED_BUILTIN_REASONS: &[(&str, &str)] = &[
     ("input", "reads standard input; jobs have none"),
     ("breakpoint", "starts a debugger"),
     ("help", "interactive help runs a pager"),
-    ("exit", "ends the worker instead of the job"),
-    ("quit", "ends the worker instead of the job"),
     ("memoryview", "raw buffer access"),
     ("copyright", "interactive helper that reads files"),
     ("credits", "interactive helper that reads files"),
@@ -156,7 +157,6 @@ pub(crate) fn builtin_hint(n: &str) -> &'static str {
         "setattr" | "delattr" => "use plain attribute access (obj.name = value)",
         "eval" | "exec" | "compile" => "write the code directly instead of evaluating strings",
         "__import__" => "use an import statement with an allowed package",
-        "exit" | "quit" => "let the script end normally, or raise an exception",
         "dir" | "vars" | "globals" | "locals" => {
             "keep your own variables; introspection is not available"
         }
@@ -344,11 +344,18 @@ pub(crate) const METHOD_NAMES_OF_BANNED: &[(&str, &str)] = &[(
 /// Dotted paths of allowed packages whose last component is named like a banned module,
 /// and what they are: `pandas.api.types` (`pd.api.types.is_numeric_dtype`, `from
 /// pandas.api.types import ...`) is pandas' public dtype checks, not the standard
-/// library's `types`.
-pub(crate) const REVIEWED_PATHS: &[(&str, &str)] = &[(
-    "pandas.api.types",
-    "pandas' public dtype checks (is_numeric_dtype, is_string_dtype, CategoricalDtype)",
-)];
+/// library's `types`; `logging.Formatter` is the job's log formatter, not
+/// `string.Formatter`.
+pub(crate) const REVIEWED_PATHS: &[(&str, &str)] = &[
+    (
+        "pandas.api.types",
+        "pandas' public dtype checks (is_numeric_dtype, is_string_dtype, CategoricalDtype)",
+    ),
+    (
+        "logging.Formatter",
+        "pyward's log formatter (python/prelude/job_logging.py), not string.Formatter",
+    ),
+];
 
 /// Whether `a` is the last component of one of [`REVIEWED_PATHS`] (a cheap test before
 /// the path is worked out).

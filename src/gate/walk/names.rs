@@ -119,7 +119,9 @@ impl Walker<'_> {
             return;
         }
         if strings::is_dunder(n) {
-            if n != "__name__" {
+            // `__name__` ('__main__'), `__file__` (the script's path as the job sees it,
+            // '/mnt/data/job.py') and `__doc__` (its docstring): plain strings.
+            if !matches!(n, "__name__" | "__file__" | "__doc__") {
                 self.report(
                     Rule::DunderName,
                     range,

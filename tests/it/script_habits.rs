@@ -1,0 +1,265 @@
+//! What scripts do around their work, as models write them: `logging` and `traceback`,
+//! `glob`, `os.path` on the files the script wrote, files of one name in several folders,
+//! `exit()`, `__file__`. Each runs through the real worker with the gate on; hostile
+//! twins (host paths, climbing patterns, log files outside the job, classes patched with
+//! the gate off) change nothing outside the job and nothing the next job sees.
+
+use crate::common;
+
+use common::{builder, expect_ok};
+use pyward::gate::Policy;
+use pyward::{Executor, Job, JobFailure, Outcome, RetireReason};
+
+fn executor(policy: Policy) -> Executor {
+    builder()
+        .workers(1)
+        .preload_pandas(true)
+        .policy(policy)
+        .build()
+        .expect("pool starts")
+}
+
+fn inputs() -> tempfile::TempDir {
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(
+        src.path().join("sales.csv"),
+        "region,units\nnorth,3\nsouth,5\n",
+    )
+    .unwrap();
+    std::fs::write(src.path().join("traffic_01.csv"), "day,visits\n1,10\n").unwrap();
+    std::fs::write(src.path().join("traffic_02.csv"), "day,visits\n2,12\n").unwrap();
+    src
+}
+
+fn run(exec: &Executor, code: &str, src: &std::path::Path) -> Outcome {
+    exec.run(Job::new(code).src_dir(src))
+        .expect("infrastructure")
+}
+
+fn text(o: &Outcome, name: &str) -> String {
+    let artifact = o
+        .artifact(name)
+        .unwrap_or_else(|| panic!("no {name}: {:?}", o.result));
+    String::from_utf8(artifact.bytes.clone()).unwrap()
+}
+
+const LOGGING: &str = r#"
+import logging, sys, traceback
+import pandas as pd
+logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s",
+                    handlers=[logging.StreamHandler(sys.stdout)])
+log = logging.getLogger(__name__)
+log.info("reading %s", "sales.csv")
+log.debug("not shown")
+fh = logging.FileHandler("run.log", mode="w")
+fh.setFormatter(logging.Formatter("%(levelname)s|%(lineno)d|%(message)s"))
+log.addHandler(fh)
+log.warning("rows=%d", len(pd.read_csv("sales.csv")))
+try:
+    pd.read_csv("missing.csv")
+except FileNotFoundError:
+    log.exception("could not read")
+    last = traceback.format_exc().splitlines()
+    print("TB", last[0], "|", last[1].strip(), "|", last[-1][:40])
+logging.getLogger("quiet").setLevel(logging.ERROR)
+logging.getLogger("quiet").warning("dropped")
+print("LEVEL", logging.getLevelName(logging.WARNING), log.getEffectiveLevel())
+"#;
+
+#[test]
+fn logging_and_tracebacks_run_as_in_a_script_and_show_the_job_s_frames_only() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let o = run(
+        &exec,
+        &format!("{LOGGING}open('done.txt', 'w').write('1')\n"),
+        src.path(),
+    );
+    expect_ok(&o);
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(lines[0], "INFO __main__: reading sales.csv", "{}", o.stdout);
+    assert_eq!(lines[1], "WARNING __main__: rows=2", "{}", o.stdout);
+    assert!(
+        o.stdout.contains("TB Traceback (most recent call last): | File \"/mnt/data/job.py\", line 14, in <module> | FileNotFoundError: no input named 'm"),
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stdout.contains("dropped") && !o.stdout.contains("not shown"));
+    assert!(o.stdout.contains("LEVEL WARNING 20"), "{}", o.stdout);
+    // No frame of a library, and no host path, in what the job sees.
+    assert!(!o.stdout.contains("site-packages") && !o.stdout.contains("/tmp/"));
+    let log = text(&o, "run.log");
+    assert!(
+        log.starts_with("WARNING|12|rows=2\nERROR|16|could not read\nTraceback"),
+        "{log}"
+    );
+
+    // basicConfig's default stream is the job's stderr, which a failure carries.
+    let o = run(
+        &exec,
+        "import logging\nlogging.basicConfig(level='INFO')\nlogging.info('to stderr')\nraise ValueError('x')\n",
+        src.path(),
+    );
+    match o.failure() {
+        Some(JobFailure::PythonError(e)) => {
+            assert!(e.stderr_tail.contains("INFO:root:to stderr"), "{e:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn logging_state_and_its_classes_do_not_reach_the_next_job() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let first = "import logging, sys\nlogging.basicConfig(level=logging.DEBUG, handlers=[logging.StreamHandler(sys.stdout)])\n\
+                 logging.getLogger('shared').setLevel(logging.DEBUG)\nlogging.getLogger('shared').debug('FIRST')\n\
+                 open('a.txt', 'w').write('1')\n";
+    let o = run(&exec, first, src.path());
+    expect_ok(&o);
+    assert_eq!(o.stdout, "DEBUG:shared:FIRST\n");
+    let second = "import logging\nprint('NEXT', logging.getLogger('shared').level, logging.getLogger().hasHandlers())\n\
+                  logging.getLogger('shared').debug('SECOND')\nlogging.info('SECOND')\n\
+                  open('a.txt', 'w').write('1')\n";
+    let o = run(&exec, second, src.path());
+    expect_ok(&o);
+    assert_eq!(o.stdout, "NEXT 0 False\n");
+
+    // Gate off, a stand-in class patched: the worker is retired, the class put back.
+    let exec = executor(Policy::gate_disabled_for_testing());
+    let patch = "import logging, sys\ntype.__setattr__(logging.Logger, 'info', lambda self, *a, **k: print('PATCHED'))\n\
+                 logging.getLogger('x').info('m')\nopen('a.txt', 'w').write('1')\n";
+    let o = run(&exec, patch, src.path());
+    assert!(o.stdout.contains("PATCHED"), "{:?}", o.result);
+    assert_eq!(
+        o.retired.as_ref().map(|r| r.reason),
+        Some(RetireReason::ResetFailed),
+        "{:?}",
+        o.retired
+    );
+    let next = "import logging, sys\nlog = logging.getLogger('x')\nlog.addHandler(logging.StreamHandler(sys.stdout))\n\
+                log.warning('CLEAN')\nopen('a.txt', 'w').write('1')\n";
+    let o = run(&exec, next, src.path());
+    expect_ok(&o);
+    assert_eq!(o.stdout, "CLEAN\n");
+}
+
+#[test]
+fn a_log_file_outside_the_job_becomes_an_artifact_and_writes_nothing_there() {
+    let src = inputs();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escape.log");
+    // Climbing out of the job's folder to the same file.
+    let climbing = format!(
+        "{}{}",
+        "../".repeat(40),
+        target.to_str().unwrap().trim_start_matches('/')
+    );
+    let exec = executor(Policy::figures());
+    for name in [target.display().to_string(), climbing] {
+        let code = format!(
+            "import logging\nlog = logging.getLogger('h')\nlog.addHandler(logging.FileHandler({name:?}))\nlog.error('CANARY')\n"
+        );
+        let o = run(&exec, &code, src.path());
+        expect_ok(&o);
+        assert_eq!(text(&o, "escape.log"), "CANARY\n");
+        assert!(!target.exists(), "{name} was written on the host");
+    }
+}
+
+#[test]
+fn files_of_one_name_in_several_folders_are_all_kept_and_read_back() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let code = r#"
+import os
+for region in ["north", "south"]:
+    os.makedirs(os.path.join("reports", region), exist_ok=True)
+    with open(f"reports/{region}/units.csv", "w") as f:
+        f.write(region)
+with open("units.csv", "w") as f:
+    f.write("top")
+print(open("reports/south/units.csv").read(), open("/mnt/data/reports/north/units.csv").read(),
+      open("units.csv").read())
+print(os.listdir("reports/north"), os.listdir("reports/south"))
+"#;
+    let o = run(&exec, code, src.path());
+    expect_ok(&o);
+    assert_eq!(o.stdout, "south north top\n['units.csv'] ['units.csv']\n");
+    assert_eq!(text(&o, "units.csv"), "north");
+    assert_eq!(text(&o, "south-units.csv"), "south");
+    assert_eq!(text(&o, "units-2.csv"), "top");
+}
+
+#[test]
+fn glob_and_os_path_answer_for_the_job_s_files_and_never_the_host() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let code = r#"
+import glob, os
+from pathlib import Path
+plt.plot([1, 2])
+plt.savefig("chart.png")
+print(glob.glob("traffic_*.csv"), glob.glob("/mnt/data/sales*"), glob.glob("*.png"))
+print(os.path.exists("chart.png"), os.path.isfile("chart.png"), os.path.getsize("chart.png") > 1000,
+      Path("chart.png").stat().st_size == os.path.getsize("chart.png"), os.path.isdir("."))
+print(os.path.abspath("x.csv"), os.path.realpath("../../etc/passwd"), os.path.dirname(os.path.abspath(__file__)))
+print(glob.glob("/etc/*"), glob.glob("../*"), glob.glob("**/passwd", recursive=True),
+      os.path.exists("/etc/passwd"), os.path.isdir("/etc"))
+for attempt in [lambda: os.path.getsize('/etc/passwd'), lambda: glob.glob('*', root_dir='/etc'),
+                lambda: os.path.getmtime('../x'), lambda: Path('gone.png').stat()]:
+    try:
+        print("REACHED", attempt())
+    except (PermissionError, FileNotFoundError) as e:
+        print("REFUSED", type(e).__name__, str(e)[:30])
+exit()
+print("never")
+"#;
+    for in_memory in [false, true] {
+        let job = Job::new(code).src_dir(src.path());
+        let o = exec
+            .run(if in_memory {
+                job.figures_in_memory()
+            } else {
+                job
+            })
+            .unwrap();
+        expect_ok(&o);
+        let lines: Vec<&str> = o.stdout.lines().collect();
+        assert_eq!(
+            lines[0],
+            "['traffic_01.csv', 'traffic_02.csv'] ['/mnt/data/sales.csv'] ['chart.png']"
+        );
+        assert_eq!(
+            lines[1], "True True True True True",
+            "in memory: {in_memory}"
+        );
+        assert_eq!(lines[2], "/mnt/data/x.csv /etc/passwd /mnt/data");
+        assert_eq!(lines[3], "[] [] [] False False");
+        assert_eq!(o.stdout.matches("REFUSED").count(), 4, "{}", o.stdout);
+        assert!(!o.stdout.contains("REACHED") && !o.stdout.contains("never"));
+        assert!(
+            !o.stdout.contains("/tmp/"),
+            "a host path shown: {}",
+            o.stdout
+        );
+    }
+}
+
+#[test]
+fn exit_ends_the_job_as_sys_exit_does() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let o = run(
+        &exec,
+        "open('a.txt', 'w').write('1')\nprint('done')\nexit()\nprint('never')\n",
+        src.path(),
+    );
+    expect_ok(&o);
+    assert_eq!(o.stdout, "done\n");
+    let o = run(&exec, "quit(3)\n", src.path());
+    match o.failure() {
+        Some(JobFailure::PythonError(e)) => assert_eq!(e.type_name, "SystemExit"),
+        other => panic!("{other:?}"),
+    }
+}
