@@ -99,9 +99,20 @@ def _sys_exit(status=None):
 
 
 def _ended_well(exc):
-    """Whether `exc` is the job's `sys.exit(0)` (or `sys.exit()`)."""
-    return (type(exc) is SystemExit and getattr(exc, 'pyward_exit', False) is True
-            and exc.code in (0, None))
+    """Whether `exc` is the job's `sys.exit(0)`, `exit()` or `raise SystemExit` with status
+    0 or none: raised by pyward's exit or by the job's own line, not by a library it
+    called. The status is judged by its exact type (no method of the job's runs)."""
+    if type(exc) is not SystemExit:
+        return False
+    code = exc.code
+    if not (code is None or (type(code) in (int, bool) and code == 0)):
+        return False
+    if getattr(exc, 'pyward_exit', False) is True:
+        return True
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename == '<job>'
 
 
 class _JobStream:

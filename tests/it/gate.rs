@@ -301,6 +301,48 @@ pd.api.types",
     rejected("pd.api.types = 1", Rule::BannedAttribute);
 }
 
+/// Script idioms: an import of a missing package inside `try`/`except ImportError` (its
+/// fallback runs), `raise SystemExit`, `e.__class__.__name__`; each narrow: banned
+/// modules, other handlers, nested imports, other uses of the names stay refused.
+#[test]
+fn fallback_imports_system_exit_and_class_names() {
+    allowed("try:\n    from tqdm import tqdm\nexcept ImportError:\n    tqdm = list");
+    allowed("try:\n    import IPython.display as d\nexcept (ValueError, Exception):\n    d = None");
+    allowed("try:\n    import plotly.express as px\nexcept:\n    px = None");
+    allowed("raise SystemExit('no rows')");
+    allowed("def main():\n    raise SystemExit");
+    allowed("print(e.__class__.__name__, self.__class__.__qualname__)");
+    rejected(
+        "try:\n    import subprocess\nexcept ImportError:\n    pass",
+        Rule::ImportNotAllowed,
+    );
+    rejected(
+        "try:\n    import os\nexcept ImportError:\n    pass\nos.system('x')",
+        Rule::BannedAttribute,
+    );
+    rejected(
+        "try:\n    from tqdm import tqdm\nexcept ModuleNotFoundError:\n    pass",
+        Rule::ImportNotAllowed,
+    );
+    rejected(
+        "try:\n    if True:\n        import tqdm\nexcept ImportError:\n    pass",
+        Rule::ImportNotAllowed,
+    );
+    rejected(
+        "try:\n    from tqdm import os\nexcept ImportError:\n    pass",
+        Rule::BannedName,
+    );
+    rejected("x.__class__", Rule::DunderAttribute);
+    rejected("x.__class__.__bases__", Rule::DunderAttribute);
+    rejected("x.__class__.__name__ = 'y'", Rule::DunderAttribute);
+    rejected(
+        "try:\n    pass\nexcept SystemExit:\n    pass",
+        Rule::BannedName,
+    );
+    rejected("raise SystemExit from SystemExit", Rule::BannedName);
+    rejected("x = SystemExit", Rule::BannedName);
+}
+
 /// `sys` is a view of `exit`, the job's streams and the interpreter's version; the rest
 /// of it stays out.
 #[test]
@@ -321,7 +363,7 @@ fn sys_is_a_view_of_exit_and_the_job_s_streams() {
     ] {
         refused(hostile);
     }
-    rejected("raise SystemExit(0)", Rule::BannedName);
+    allowed("raise SystemExit(0)");
     allowed("exit()");
 }
 
@@ -738,7 +780,10 @@ fn rule_shadowable_names() {
 
 #[test]
 fn rule_base_exceptions() {
-    rejected("raise SystemExit", Rule::BannedName);
+    // `raise SystemExit` ends the job as sys.exit does; catching it stays refused.
+    allowed("raise SystemExit");
+    rejected("raise KeyboardInterrupt", Rule::BannedName);
+    rejected("class X(SystemExit):\n    pass", Rule::BannedName);
     rejected(
         "try:\n    pass\nexcept BaseException:\n    pass",
         Rule::BannedName,

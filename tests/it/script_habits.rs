@@ -1,6 +1,7 @@
 //! What scripts do around their work, as models write them: `logging` and `traceback`,
 //! `glob`, `os.path` on the files the script wrote, files of one name in several folders,
-//! `exit()`, `__file__`. Each runs through the real worker with the gate on; hostile
+//! `exit()` and `raise SystemExit`, `__file__`, `e.__class__.__name__`, an import of a
+//! missing package with its fallback. Each runs through the real worker with the gate on; hostile
 //! twins (host paths, climbing patterns, log files outside the job, classes patched with
 //! the gate off) change nothing outside the job and nothing the next job sees.
 
@@ -260,6 +261,33 @@ fn exit_ends_the_job_as_sys_exit_does() {
     let o = run(&exec, "quit(3)\n", src.path());
     match o.failure() {
         Some(JobFailure::PythonError(e)) => assert_eq!(e.type_name, "SystemExit"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_missing_package_s_fallback_runs_and_raise_system_exit_ends_the_job() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let code = "try:\n    from tqdm import tqdm\nexcept ImportError:\n    def tqdm(x, **kw):\n        return x\n\
+                class Row:\n    def __repr__(self):\n        return f'{self.__class__.__name__}()'\n\
+                try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    print(e.__class__.__name__, Row(), sum(tqdm(range(4))))\n\
+                open('a.txt', 'w').write('1')\nraise SystemExit(0)\nprint('never')\n";
+    let o = run(&exec, code, src.path());
+    expect_ok(&o);
+    assert_eq!(o.stdout, "ZeroDivisionError Row() 6\n");
+    let o = run(
+        &exec,
+        "open('a.txt', 'w').write('1')\nraise SystemExit('no rows')\n",
+        src.path(),
+    );
+    match o.failure() {
+        Some(JobFailure::PythonError(e)) => {
+            assert_eq!(
+                (e.type_name.as_str(), e.message.as_str()),
+                ("SystemExit", "no rows")
+            )
+        }
         other => panic!("{other:?}"),
     }
 }

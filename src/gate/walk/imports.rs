@@ -67,9 +67,31 @@ impl Walker<'_> {
         path
     }
 
+    /// Whether an import of `raw` is one of a package this environment lacks, written
+    /// where its `ImportError` falls into the job's own fallback: it binds its names and
+    /// reports nothing. Banned modules are judged as anywhere else.
+    fn is_fallback_import(&self, raw: &str, ctx: Ctx) -> bool {
+        let top = normalize::ident(raw.split('.').next().unwrap_or(""));
+        let top = top.as_ref();
+        ctx.has(F_IMPORT_FALLBACK)
+            && !self.policy.allowed_modules.contains(top)
+            && !self.policy.banned_names.contains(top)
+            && !self.policy.shadowable_names.contains(top)
+            && !self.policy.banned_builtins.contains(top)
+            && !strings::is_dunder(top)
+    }
+
     pub(super) fn import(&mut self, names: Vec<ast::Alias>, ctx: Ctx) {
         for al in names {
             if !self.checking {
+                continue;
+            }
+            if self.is_fallback_import(al.name.as_str(), ctx) {
+                let bound = al.asname.as_ref().map_or_else(
+                    || al.name.as_str().split('.').next().unwrap_or(""),
+                    |a| a.as_str(),
+                );
+                self.bind_name(bound, al.range, ctx);
                 continue;
             }
             let path = self.module_path(al.name.as_str(), al.range);
@@ -129,6 +151,15 @@ impl Walker<'_> {
                 return;
             }
         };
+        if self.is_fallback_import(&module, ctx) {
+            for al in &f.names {
+                let bound = al.asname.as_ref().unwrap_or(&al.name);
+                if bound.as_str() != "*" {
+                    self.bind_name(bound.as_str(), al.range, ctx);
+                }
+            }
+            return;
+        }
         let path = self.module_path(&module, f.range);
         for al in f.names {
             let n = normalize::ident(al.name.as_str()).into_owned();

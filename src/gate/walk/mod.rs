@@ -77,6 +77,13 @@ const F_CALLED_CHECKED: u16 = 128;
 /// modules it may import as views holding reviewed members only. What follows
 /// `os.path.` is judged by the whole-program pass against the members of `os.path`.
 const F_VIEW_MEMBER: u16 = 256;
+/// The value of a `.__name__` or `.__qualname__` read: `x.__class__` may appear here
+/// (`e.__class__.__name__` names a type as `type(e).__name__` does).
+const F_NAME_OF: u16 = 512;
+/// A statement directly in the body of a `try` whose handlers catch `ImportError`: an
+/// import of a package this environment lacks (`from tqdm import tqdm`) may appear
+/// here, as the import fails at run time into the job's own fallback.
+const F_IMPORT_FALLBACK: u16 = 1024;
 
 /// Read-only or checked methods of `rcParams`.
 const RC_METHODS: &[&str] = &[

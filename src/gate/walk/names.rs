@@ -320,9 +320,13 @@ impl Walker<'_> {
             let super_call = matches!(&*value, Expr::Call(c)
                 if name_of(&c.func).map(normalize::ident).as_deref() == Some("super")
                     && c.args.is_empty() && c.keywords.is_empty());
+            let load = matches!(ectx, ExprContext::Load);
             let allow_dunder = (super_call && self.policy.allowed_dunder_methods.contains(&a))
-                || (matches!(ectx, ExprContext::Load)
-                    && self.policy.allowed_dunder_reads.contains(&a));
+                || (load && self.policy.allowed_dunder_reads.contains(&a))
+                || (load && a == "__class__" && ctx.has(F_NAME_OF));
+            if load && matches!(a.as_str(), "__name__" | "__qualname__") {
+                child.flags |= F_NAME_OF;
+            }
             // `Path(...).glob('*.csv')`: a reviewed method named like a banned module.
             let method = matches!(ectx, ExprContext::Load)
                 && crate::gate::policy::names::is_reviewed_method_name(&a);

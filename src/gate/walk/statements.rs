@@ -243,11 +243,29 @@ impl Walker<'_> {
                 }
             }
             Stmt::Raise(r) => {
-                self.push_eo(r.exc, d, ctx.plain());
+                // `raise SystemExit` and `raise SystemExit(status)`: a script's way to
+                // end, which ends the job as `sys.exit` does. The name stays banned
+                // everywhere else (`except SystemExit`, `x = SystemExit`).
+                match r.exc.map(|e| *e) {
+                    Some(Expr::Name(n)) if is_system_exit(&n.id) => {}
+                    Some(Expr::Call(c)) if matches!(&*c.func, Expr::Name(n) if is_system_exit(&n.id)) =>
+                    {
+                        self.push_es(c.args, d, ctx.plain());
+                        for k in c.keywords {
+                            self.push_e(k.value, d, ctx.plain());
+                        }
+                    }
+                    other => self.push_eo(other.map(Box::new), d, ctx.plain()),
+                }
                 self.push_eo(r.cause, d, ctx.plain());
             }
             Stmt::Try(t) => {
-                self.push_ss(t.body, d, body_ctx);
+                let body = if catches_import_error(&t.handlers) {
+                    body_ctx.with(F_IMPORT_FALLBACK)
+                } else {
+                    body_ctx
+                };
+                self.push_ss(t.body, d, body);
                 self.handlers(t.handlers, d, ctx);
                 self.push_ss(t.orelse, d, body_ctx);
                 self.push_ss(t.finalbody, d, body_ctx);
@@ -344,4 +362,27 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// Whether a name is `SystemExit`, as the interpreter reads it (NFKC).
+fn is_system_exit(id: &str) -> bool {
+    normalize::ident(id) == "SystemExit"
+}
+
+/// Whether one of a `try`'s handlers catches the `ImportError` a refused import raises
+/// at run time: a bare `except:`, `except ImportError`, `except Exception`, or a tuple
+/// naming one of them.
+fn catches_import_error(handlers: &[ExceptHandler]) -> bool {
+    let catches = |e: &Expr| {
+        matches!(e, Expr::Name(n)
+        if matches!(normalize::ident(&n.id).as_ref(), "ImportError" | "Exception"))
+    };
+    handlers.iter().any(|h| {
+        let ExceptHandler::ExceptHandler(h) = h;
+        match h.type_.as_deref() {
+            None => true,
+            Some(Expr::Tuple(t)) => t.elts.iter().any(catches),
+            Some(e) => catches(e),
+        }
+    })
 }
