@@ -19,8 +19,14 @@ import time
 
 def _note_save(figure, fname):
     notes = _NOTES
-    if notes is None or type(fname) is not str:
-        return  # outside a job, or a file object: nothing to say about a path
+    if notes is None:
+        return  # outside a job
+    if type(fname) is not str:
+        # Saved into a file object the job holds (a buffer for an HTML report, bytes it
+        # writes itself): not captured again at the end when the job wrote files of its
+        # own (see _capture_figures).
+        notes['buffered_ids'].add(id(figure))
+        return
     try:
         path = fname  # an exact str: see _save_target
         real = os.path.realpath(path)
@@ -78,8 +84,13 @@ def _capture_figures(how):
     ext = ext[1:].lower()
     if ext not in _FIGURE_FORMATS:
         ext = 'png'
+    # A figure the job saved into a buffer is its own business when it wrote files: it
+    # went into them (an HTML report, bytes written under a name). When it wrote none,
+    # the figure is what the job made, and comes back.
+    buffered = notes['buffered_ids'] if how == 'open_at_end' and _WRITES else ()
     for num, fig in _open_figures():
-        if id(fig) in notes['saved_ids'] or not _FIGURES_MOD.has_content(fig):
+        if (id(fig) in notes['saved_ids'] or id(fig) in buffered
+                or not _FIGURES_MOD.has_content(fig)):
             continue
         _SAVE_HOW = how
         try:

@@ -371,6 +371,10 @@ def _capture_warnings(capture):
     """Warnings stay where Python prints them (the job's stderr)."""
 
 
+def _shutdown():
+    """Log files are written as each record comes: nothing is left to flush."""
+
+
 _LOGGING_MEMBERS = {
     'LogRecord': _JobRecord,
     'basicConfig': _basic_config, 'getLogger': _get_logger, 'Logger': _JobLogger,
@@ -380,7 +384,7 @@ _LOGGING_MEMBERS = {
     'warning': _module_log(30), 'warn': _module_log(30), 'error': _module_log(40),
     'exception': _exception, 'critical': _module_log(50), 'fatal': _module_log(50),
     'log': _log, 'disable': _disable, 'getLevelName': _get_level_name,
-    'captureWarnings': _capture_warnings,
+    'captureWarnings': _capture_warnings, 'shutdown': _shutdown,
 }
 for _name, _stand_in in _LOGGING_MEMBERS.items():
     _stand_in.__name__ = _stand_in.__qualname__ = _name

@@ -240,6 +240,12 @@ def _path_abspath(path):
     return posixpath.normpath(posixpath.join(_MNT_DATA, text))
 
 
+def _path_relpath(path, start=None):
+    """`os.path.relpath` for jobs: computed with /mnt/data as the working directory."""
+    return posixpath.relpath(_path_abspath(path),
+                             _path_abspath(start) if start is not None else _MNT_DATA)
+
+
 def _path_arg(path, what):
     text = _path_text(path)
     if text is None:
@@ -249,7 +255,7 @@ def _path_arg(path, what):
 
 for _f, _n in ((_path_exists, 'exists'), (_path_isfile, 'isfile'), (_path_isdir, 'isdir'),
                (_path_getsize, 'getsize'), (_path_getmtime, 'getmtime'),
-               (_path_abspath, 'abspath')):
+               (_path_abspath, 'abspath'), (_path_relpath, 'relpath')):
     _f.__name__ = _f.__qualname__ = _n
 del _f, _n
 
@@ -266,7 +272,7 @@ def _install_os_path():
     for name in _PURE_PATH_FUNCTIONS:
         _MEMBER_WRAPPERS[('posixpath', name)] = getattr(posixpath, name)
     for stand_in in (_path_exists, _path_isfile, _path_isdir, _path_getsize, _path_getmtime,
-                     _path_abspath):
+                     _path_abspath, _path_relpath):
         _MEMBER_WRAPPERS[('posixpath', stand_in.__name__)] = stand_in
     _MEMBER_WRAPPERS[('posixpath', 'realpath')] = _path_abspath
     # Any other member a policy lists meets the view's ordinary checks: a posixpath

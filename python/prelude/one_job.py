@@ -190,11 +190,13 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
     _WRITES, _WRITES_MAX, _NOTES_LIMIT[0] = {}, max_artifacts, None
     _MADE_DIRS.clear()
     _LOGGING.clear()
+    _JOB_ENVIRON.clear()
     _JOB_CODE = code
     _RAW_PNG_LIMIT = raw_png_limit
     _MEMORY_FORMATS = None if figures_in_memory else ({'png'} if raw_png_limit else set())
     _FIGURES = {} if figures_in_memory or raw_png_limit else None
-    _NOTES = {'describe': describe_figures, 'saves': [], 'saved_ids': set(), 'shown': False,
+    _NOTES = {'describe': describe_figures, 'saves': [], 'saved_ids': set(),
+              'buffered_ids': set(), 'shown': False,
               'errors': [], 'describe_ms': 0.0, 'out_name': out_name}
     start = time.perf_counter()
     try:
@@ -235,6 +237,7 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         _FIGURES = _NOTES = _MEMORY_FORMATS = _WRITES = None
         _MADE_DIRS.clear()
         _LOGGING.clear()
+        _JOB_ENVIRON.clear()
         _JOB_CODE = None
         _RAW_PNG_LIMIT = 0
     return {

@@ -359,7 +359,7 @@ def _job_stat(text):
 def _job_path_kind(text):
     """'file', 'dir' or None: what the job's own files say `text` is (`_job_file`); the
     job's folder itself ('.', /mnt/data) and the folders it made are 'dir'."""
-    if text in ('.', _MNT_DATA) or text in _MADE_DIRS:
+    if text in ('.', _MNT_DATA) or _made_folder(text):
         return 'dir'
     real = _job_file(text)
     if real is None:
@@ -382,14 +382,29 @@ def _job_folder(text):
             entry = os.path.realpath(os.path.join(real, name))
             if _inside(entry, _SRC_REAL):  # a symlink out of the inputs is no input
                 entries[name] = os.path.isdir(entry)
-    if real in (_SRC_REAL, _OUT_REAL):
+    folder = '.' if real == _SRC_REAL else _place(text)
+    if real == _OUT_REAL:
         entries.update((name, False) for name in writes)
-    if text in _MADE_DIRS:
-        folder = _place(text)
-        entries.update((posixpath.basename(_place(entry['requested'])), False)
-                       for entry in writes.values()
-                       if entry['requested'] and posixpath.dirname(_place(entry['requested'])) == folder)
+    # The files the job wrote here: under the name it wrote them (`reports/a.csv` is
+    # listed in `reports`, `/tmp/x.png` nowhere but out/), and the folders it made here.
+    for name, entry in writes.items():
+        place = _place(entry['requested']) if entry['requested'] is not None else name
+        if (posixpath.dirname(place) or '.') == folder:
+            entries[posixpath.basename(place)] = False
+    for made in _MADE_DIRS:
+        parts = _place(made).split('/')
+        for i, part in enumerate(parts):
+            if part not in ('', '.', '..') and ('/'.join(parts[:i]) or '.') == folder:
+                entries.setdefault(part, True)
     return sorted(entries.items())
+
+
+def _made_folder(text):
+    """Whether `text` is a folder the job made (`os.makedirs('out/plots')` makes `out`
+    too)."""
+    place = _place(text)
+    return any(made == text or _place(made) == place or _place(made).startswith(place + '/')
+               for made in _MADE_DIRS)
 
 
 def _job_glob(text, pattern):
@@ -449,6 +464,8 @@ def _install_pathlib():
     for name, stand_in in _OS_FOLDERS.items():
         if name in members:
             _MEMBER_WRAPPERS[('os', name)] = stand_in
+    if 'environ' in members:
+        _MEMBER_WRAPPERS[('os', 'environ')] = _JOB_ENVIRON
     members = _RULES['module_members'].get('glob', ())
     for name, stand_in in (('glob', _glob_glob), ('iglob', _glob_iglob)):
         if name in members:
@@ -516,8 +533,32 @@ def _os_getcwd():
     return _MNT_DATA
 
 
+def _os_walk(top='.', topdown=True, onerror=None, followlinks=False):
+    """`os.walk` over one of the job's folders: (folder, its folders, its files) for it
+    and each folder below, as `Path.iterdir` lists them."""
+    text = _path_text(top)
+    if text is None or _job_path_kind(text) != 'dir':
+        return
+    pending = [text]
+    while pending:
+        folder = pending.pop(0)
+        entries = _job_folder(folder)
+        dirs = [name for name, is_dir in entries if is_dir]
+        yield folder, dirs, [name for name, is_dir in entries if not is_dir]
+        pending[:0] = [posixpath.join(folder, name) for name in dirs]
+
+
+def _os_getenv(key, default=None):
+    """`os.getenv`: the job's own environment (`os.environ`), empty when it starts."""
+    return _JOB_ENVIRON.get(key, default)
+
+
+# `os.environ` of the job: no variable of the worker's, emptied before and after each job
+# (a script sets `os.environ['MPLBACKEND']` or reads a setting with a default).
+_JOB_ENVIRON = {}
+
 _OS_FOLDERS = {'makedirs': _os_makedirs, 'mkdir': _os_mkdir, 'listdir': _os_listdir,
-               'getcwd': _os_getcwd}
+               'getcwd': _os_getcwd, 'walk': _os_walk, 'getenv': _os_getenv}
 for _name, _stand_in in _OS_FOLDERS.items():
     _stand_in.__name__ = _stand_in.__qualname__ = _name
 del _name, _stand_in

@@ -211,6 +211,18 @@ def _writes(mode):
     return any(c in mode for c in 'wax+')
 
 
+def _seed_from_input(text, real, mode):
+    """A write that keeps what the file holds ('a', 'r+': `pd.ExcelWriter(mode='a')`
+    adding a sheet to an input workbook, a log appended to an input) starts from the
+    input of that name: the artifact gets the input's bytes, then the job's changes;
+    the input stays as it was."""
+    if ('a' in mode or ('r' in mode and '+' in mode)) and not os.path.exists(real):
+        source = _input_for(text)
+        if source is not None:
+            with _REAL_OPEN(source, 'rb') as given, _REAL_OPEN(real, 'wb') as artifact:
+                artifact.write(given.read())
+
+
 def _saved_figure(path):
     """The bytes of a figure this job saved to memory under `path` (`chart.png`,
     `/mnt/data/chart.png`, OUT), for the job or a library reading it back (a picture of
@@ -265,6 +277,7 @@ def _job_open(file, mode='r', buffering=-1, encoding=None, errors=None, newline=
         real, name, requested = _write_target(path)
         if name is not None:
             _note_write(name, 'written', requested)
+            _seed_from_input(path, real, mode)
     elif _WRITES is not None:
         saved = _saved_figure(path) if 'b' in mode else None
         if saved is not None:
@@ -297,6 +310,7 @@ def _library_open(file, mode='r', *args, **kwargs):
         real, name, requested = _write_target(path)
         if name is not None:
             _note_write(name, 'written', requested)
+            _seed_from_input(path, real, plain_mode)
     else:
         saved = _saved_figure(path) if 'b' in plain_mode else None
         if saved is not None:

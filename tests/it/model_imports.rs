@@ -140,7 +140,7 @@ fn seaborn_and_the_small_modules_run_in_the_warm_template() {
         // os's folder functions, answered by the reviewed Path: the job's folders only.
         assert!(
             o.stdout
-                .contains("folders /mnt/data ['tips.csv'] []\nno /etc\nno NUL"),
+                .contains("folders /mnt/data ['charts', 'tips.csv'] []\nno /etc\nno NUL"),
             "{}",
             o.stdout
         );
@@ -269,7 +269,7 @@ const GATE_OFF_TWINS: &[&str] = &[
     "import io\nx = io.open",
     "import io\nx = io.TextIOWrapper",
     "from io import FileIO as x",
-    "import os\nx = os.environ",
+    "import os\nx = os.putenv",
     "import os\nx = os.system",
     "import os\nx = os.scandir",
     "import os\nx = os.path.expandvars",
@@ -277,7 +277,7 @@ const GATE_OFF_TWINS: &[&str] = &[
     "import os\nx = os.path.expanduser",
     "import os\nx = os.path.getctime",
     "from os.path import samefile as x",
-    "from os import environ as x",
+    "from os import putenv as x",
     "import posixpath as x",
     "import genericpath as x",
 ];

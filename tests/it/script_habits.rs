@@ -291,3 +291,76 @@ fn a_missing_package_s_fallback_runs_and_raise_system_exit_ends_the_job() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn os_walk_getenv_and_small_helpers_run_and_the_environment_is_the_job_s_own() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let code = r#"
+import os, difflib, fnmatch, base64, html, hashlib, uuid
+from contextlib import suppress, contextmanager
+os.environ["MPLBACKEND"] = "Agg"
+os.environ["TOKEN"] = "canary-5e11"
+print(os.getenv("HOME"), os.getenv("PATH", "none"), os.environ.get("MPLBACKEND"), os.sep)
+os.makedirs("out/inner", exist_ok=True)
+open("out/inner/x.txt", "w").write("1")
+for root, dirs, files in os.walk("."):
+    print(root, dirs, [f for f in files if not f.startswith("traffic")])
+print(list(os.walk("/etc")), list(os.walk("..")), os.path.relpath("/mnt/data/a/b.csv"))
+print(difflib.get_close_matches("revnue", ["revenue", "region"]), fnmatch.filter(["a.csv", "b.txt"], "*.csv"),
+      base64.b64decode(base64.b64encode(b"ok")), html.escape("<a & b>"), hashlib.sha256(b"x").hexdigest()[:8],
+      len(str(uuid.uuid4())))
+@contextmanager
+def section(name):
+    print("start", name)
+    yield
+    print("end", name)
+with section("s"), suppress(KeyError):
+    {}["missing"]
+"#;
+    let o = run(&exec, code, src.path());
+    expect_ok(&o);
+    assert_eq!(
+        o.stdout,
+        "None none Agg /\n\
+         . ['out'] ['sales.csv']\n\
+         ./out ['inner'] []\n\
+         ./out/inner [] ['x.txt']\n\
+         [] [] a/b.csv\n\
+         ['revenue'] ['a.csv'] b'ok' &lt;a &amp; b&gt; 2d711642 36\n\
+         start s\nend s\n"
+    );
+    // What a job put in its environment is gone for the next one.
+    let o = run(
+        &exec,
+        "import os\nprint(os.getenv('TOKEN', 'none'), dict(os.environ))\nopen('a.txt', 'w').write('1')\n",
+        src.path(),
+    );
+    expect_ok(&o);
+    assert_eq!(o.stdout, "none {}\n");
+}
+
+#[test]
+fn a_figure_saved_into_a_buffer_comes_back_only_when_the_job_wrote_nothing_else() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let draw =
+        "import io, base64\nbuf = io.BytesIO()\nplt.plot([1, 3])\nplt.savefig(buf, format='png')\n\
+                data = base64.b64encode(buf.getvalue()).decode()\n";
+    let o = run(
+        &exec,
+        &format!("{draw}open('report.html', 'w').write(f'<img src=\"data:image/png;base64,{{data}}\">')\n"),
+        src.path(),
+    );
+    expect_ok(&o);
+    let names: Vec<&str> = o.artifacts().iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["report.html"]);
+    let o = run(
+        &exec,
+        &format!("{draw}print(len(data) > 100)\n"),
+        src.path(),
+    );
+    expect_ok(&o);
+    assert_eq!(o.artifacts().len(), 1, "{:?}", o.artifacts());
+    assert!(o.artifacts()[0].name.ends_with(".png"));
+}

@@ -1129,3 +1129,49 @@ fn a_one_shot_job_edits_an_input_workbook_with_openpyxl() {
     expect_ok(&o);
     assert!(dated_1980(&o.artifacts()[0].bytes));
 }
+
+/// `pd.ExcelWriter(input, mode='a')` adds a sheet as on a desktop: the artifact is the
+/// input's workbook with the new sheet; the input itself is never modified (hash before
+/// and after). Chart labels, trend lines, cell notes and the style classes where openpyxl
+/// defines them are reviewed members.
+#[test]
+fn a_sheet_appended_to_an_input_workbook_is_an_artifact_and_the_input_is_untouched() {
+    let exec = executor();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("source.xlsx"), source()).unwrap();
+    let hash = || Sha256::digest(std::fs::read(dir.path().join("source.xlsx")).unwrap());
+    let before = hash();
+    let code = r#"
+import openpyxl
+from openpyxl.chart import BarChart, Reference
+from openpyxl.chart.label import DataLabelList
+from openpyxl.chart.trendline import Trendline
+from openpyxl.comments import Comment
+from openpyxl.styles.borders import Border, Side
+df = pd.read_excel("source.xlsx", sheet_name="Departments")
+summary = df[["dept_id", "revenue"]].head(3)
+with pd.ExcelWriter("source.xlsx", engine="openpyxl", mode="a", if_sheet_exists="replace") as writer:
+    summary.to_excel(writer, sheet_name="Summary", index=False)
+    ws = writer.sheets["Summary"]
+    ws["A1"].comment = Comment("from Departments", "model")
+    ws["A1"].border = Border(bottom=Side(style="thin"))
+    chart = BarChart()
+    chart.add_data(Reference(ws, min_col=2, min_row=1, max_row=4), titles_from_data=True)
+    chart.series[0].dLbls = DataLabelList(showVal=True)
+    chart.series[0].trendline = Trendline(trendlineType="linear")
+    ws.add_chart(chart, "D2")
+print(openpyxl.load_workbook("source.xlsx").sheetnames)
+"#;
+    let o = run(&exec, Job::new(code).src_dir(dir.path()));
+    expect_ok(&o);
+    assert_eq!(o.stdout, "['Departments', 'Summary']\n");
+    let out = o
+        .artifact("source.xlsx")
+        .expect("the workbook with its new sheet");
+    let book: calamine::Xlsx<_> =
+        calamine::open_workbook_from_rs(std::io::Cursor::new(out.bytes.clone())).unwrap();
+    use calamine::Reader;
+    assert_eq!(book.sheet_names(), ["Departments", "Summary"]);
+    assert_eq!(hash(), before, "the input was modified");
+    next_job_runs(&exec);
+}

@@ -20,6 +20,9 @@
 //! | typing, dataclasses, enum | annotations, records | `typing.get_type_hints` and `ForwardRef` (evaluate string annotations), `dataclasses.make_dataclass` (dynamic classes), `enum.bltns` (the builtins module under a short alias) |
 //! | seaborn | statistical plots over pandas and matplotlib | `load_dataset`, `get_dataset_names`, `get_data_home` (network, cache directories, reads any `data_home`), `dogplot` (network), `seaborn.utils` except reviewed members, `seaborn.external` (appdirs, docscrape: os, sys, inspect, pydoc), `seaborn.widgets` (interactive), `algorithms.bootstrap(func='name')` judged as an attribute at run time |
 //! | colorsys, calendar, pprint | colour conversions, calendars, pretty printing | none: pure functions of their arguments |
+//! | difflib, fnmatch, base64, html, hashlib | close-match names, name patterns, base64 and HTML escaping (an HTML report with an embedded chart), checksums | none: pure functions of their arguments (`hashlib.file_digest` reads a file object the job opened) |
+//! | uuid (members only: `uuid4`, `uuid5`, `uuid3`, `UUID`, namespaces) | ids | `uuid1`/`getnode` (the host's hardware address) |
+//! | contextlib (members only: `suppress`, `nullcontext`, `contextmanager`, `closing`) | context-manager helpers | `redirect_stdout`/`redirect_stderr` (the process's streams), `chdir` |
 //! | io (members only) | `StringIO`, `BytesIO`: text and bytes in memory | everything else (`open`, `FileIO`, `TextIOWrapper`, ...) |
 //! | pathlib (members only: `Path`, `PurePath`, `PurePosixPath`, `PosixPath`) | paths as models write them (`Path("data") / "x.csv"`), each name pyward's one reviewed path class (python/prelude/pathlib_view.py, `_JobPath`): pure methods on its text; reads and writes through the job's `open` (inputs, artifacts); `exists`/`is_file`/`is_dir`/`stat`/`iterdir`/`glob` answered against the job's files only; `mkdir` a no-op; `resolve`/`absolute` computed with `/mnt/data` as working directory | pathlib's own classes and every other name of pathlib; `unlink`, `rename`, `chmod`, links, `home` and the like refused at run time; `pathlib` stays a banned name outside `import pathlib` and `pathlib.<member>` |
 //! | logging (members only) | `basicConfig`, `getLogger`, loggers, handlers and formatters as pyward's per-job stand-ins (python/prelude/job_logging.py): records go to the job's stderr, or to a log file written as an artifact through the job's `open`; the level constants | the real module's loggers, handlers and manager (the process's and the libraries') |
@@ -36,7 +39,7 @@
 /// reach for it, answered with what this environment offers.
 const IMPORT_ALTERNATIVES: &[(&[&str], &str)] = &[
     (
-        &["os", "glob", "shutil", "fnmatch"],
+        &["os", "glob", "shutil"],
         "list the inputs with glob.glob('*.csv'), listdir(), walkfiles() or Path('/mnt/data').glob('*.csv') and read them by name; of os, only os.path's string helpers (join, basename, dirname, splitext, exists, isfile) and the folder functions makedirs, listdir and getcwd are available",
     ),
     (
@@ -144,6 +147,16 @@ pub(super) const FIGURE_MODULES: &[&str] = &[
     "colorsys",
     "calendar",
     "pprint",
+    // Pure helpers scripts reach for: fuzzy names, name patterns, encodings for HTML
+    // reports, checksums.
+    "difflib",
+    "fnmatch",
+    "base64",
+    "html",
+    "hashlib",
+    // Members only (see MODULE_MEMBERS): random ids; context-manager helpers.
+    "uuid",
+    "contextlib",
     // Members only (see MODULE_MEMBERS): in-memory buffers, os.path's string helpers,
     // and pathlib's Path as the reviewed class.
     "io",
@@ -168,8 +181,7 @@ pub(super) const FIGURE_MODULES: &[&str] = &[
 ];
 
 /// Extra modules for the table profile: calendars and text helpers for table code.
-pub(super) const TABLE_EXTRA_MODULES: &[&str] =
-    &["calendar", "zoneinfo", "unicodedata", "difflib", "pprint"];
+pub(super) const TABLE_EXTRA_MODULES: &[&str] = &["calendar", "zoneinfo", "unicodedata", "pprint"];
 
 /// Dotted submodules denied even under an allowed package (prefix match).
 pub(super) const DENIED_MODULES: &[&str] = &[
@@ -269,6 +281,13 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
                 "the job's own folders only (its inputs, /mnt/data, folders it made), as Path.iterdir",
             ),
             ("getcwd", "'/mnt/data', the job's folder"),
+            ("walk", "the job's own folders, as listdir lists them"),
+            (
+                "environ",
+                "the job's own environment: empty when it starts, emptied after it",
+            ),
+            ("getenv", "reads the job's own environment"),
+            ("sep", "a constant"),
         ],
     ),
     (
@@ -295,6 +314,7 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("disable", LOGGING_STAND_IN),
             ("getLevelName", LOGGING_STAND_IN),
             ("captureWarnings", LOGGING_STAND_IN),
+            ("shutdown", LOGGING_STAND_IN),
             ("DEBUG", "a number"),
             ("INFO", "a number"),
             ("WARNING", "a number"),
@@ -312,6 +332,26 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("print_exc", TRACEBACK_STAND_IN),
             ("format_exception", TRACEBACK_STAND_IN),
             ("print_exception", TRACEBACK_STAND_IN),
+        ],
+    ),
+    (
+        "uuid",
+        &[
+            ("uuid4", "a random id"),
+            ("uuid5", "an id from a name (SHA-1)"),
+            ("uuid3", "an id from a name (MD5)"),
+            ("UUID", "the id type"),
+            ("NAMESPACE_DNS", "a constant"),
+            ("NAMESPACE_URL", "a constant"),
+        ],
+    ),
+    (
+        "contextlib",
+        &[
+            ("suppress", "ignores the exceptions named"),
+            ("nullcontext", "a context manager that does nothing"),
+            ("contextmanager", "a context manager from the job's own generator"),
+            ("closing", "closes the job's own object at the end of the block"),
         ],
     ),
     (
@@ -347,7 +387,12 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("worksheet", "the view of openpyxl.worksheet below"),
             ("formatting", "the view of openpyxl.formatting below"),
             ("drawing", "the view of openpyxl.drawing below"),
+            ("comments", "the view of openpyxl.comments below"),
         ],
+    ),
+    (
+        "openpyxl.comments",
+        &[("Comment", "a note on a cell of the job's workbook: text and author")],
     ),
     ("openpyxl.drawing", &[("image", "the view of openpyxl.drawing.image below")]),
     (
@@ -366,8 +411,37 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("ScatterChart", "a chart of the job's own cells, written into its workbook"),
             ("AreaChart", "a chart of the job's own cells, written into its workbook"),
             ("DoughnutChart", "a chart of the job's own cells, written into its workbook"),
+            ("BubbleChart", "a chart of the job's own cells, written into its workbook"),
+            ("RadarChart", "a chart of the job's own cells, written into its workbook"),
+            ("BarChart3D", "a chart of the job's own cells, written into its workbook"),
             ("Reference", "a range of a sheet of the job's workbook"),
             ("Series", "a chart series over such a range"),
+            ("label", "the view of openpyxl.chart.label below"),
+            ("trendline", "the view of openpyxl.chart.trendline below"),
+            ("marker", "the view of openpyxl.chart.marker below"),
+            ("layout", "the view of openpyxl.chart.layout below"),
+        ],
+    ),
+    (
+        "openpyxl.chart.label",
+        &[
+            ("DataLabelList", "value labels of a chart series: chart settings"),
+            ("DataLabel", "one value label: chart settings"),
+        ],
+    ),
+    (
+        "openpyxl.chart.trendline",
+        &[("Trendline", "a fitted line of a chart series: chart settings")],
+    ),
+    (
+        "openpyxl.chart.marker",
+        &[("Marker", "point markers of a chart series: chart settings")],
+    ),
+    (
+        "openpyxl.chart.layout",
+        &[
+            ("Layout", "where a chart's parts sit: chart settings"),
+            ("ManualLayout", "where a chart's parts sit: chart settings"),
         ],
     ),
     ("openpyxl.worksheet", &[("table", "the view of openpyxl.worksheet.table below")]),
@@ -401,8 +475,29 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("GradientFill", "cell style value"),
             ("Protection", "cell style value"),
             ("numbers", "the view of openpyxl.styles.numbers below"),
+            ("fonts", "the view of openpyxl.styles.fonts below"),
+            ("borders", "the view of openpyxl.styles.borders below"),
+            ("fills", "the view of openpyxl.styles.fills below"),
+            ("alignment", "the view of openpyxl.styles.alignment below"),
+            ("colors", "the view of openpyxl.styles.colors below"),
         ],
     ),
+    // Where openpyxl defines the style values above (`from openpyxl.styles.borders
+    // import Border, Side`): the same classes.
+    ("openpyxl.styles.fonts", &[("Font", "cell style value")]),
+    (
+        "openpyxl.styles.borders",
+        &[("Border", "cell style value"), ("Side", "cell style value")],
+    ),
+    (
+        "openpyxl.styles.fills",
+        &[
+            ("PatternFill", "cell style value"),
+            ("GradientFill", "cell style value"),
+        ],
+    ),
+    ("openpyxl.styles.alignment", &[("Alignment", "cell style value")]),
+    ("openpyxl.styles.colors", &[("Color", "cell style value")]),
     (
         "openpyxl.styles.numbers",
         &[
@@ -556,6 +651,7 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
                 "Path.resolve's answer: /mnt/data is the working directory, nothing is looked at",
             ),
             ("realpath", "as abspath"),
+            ("relpath", "computed with /mnt/data as the working directory"),
         ],
     ),
     (

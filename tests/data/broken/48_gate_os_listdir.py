@@ -1,9 +1,9 @@
-# mistake: walking the inputs with os.walk
+# mistake: listing the inputs with os.scandir
 # expect: listdir()
 # forbid: use another name
-# fix: import os\nfiles = [f for _, _, fs in os.walk(SRC) for f in fs] => files = walkfiles()
+# fix: import os\nfiles = [e.name for e in os.scandir(SRC)] => files = listdir()
 import os
-files = [f for _, _, fs in os.walk(SRC) for f in fs]
+files = [e.name for e in os.scandir(SRC)]
 for name in files:
     if name.endswith('.csv'):
         print(name)
