@@ -77,7 +77,7 @@ fn check_json_reports_violations_and_exit_codes() {
     let bad = write(
         dir.path(),
         "bad.py",
-        "import glob\nprint(glob.glob('*.csv'))\n",
+        "import shutil\nshutil.copy('a.csv', 'b.csv')\n",
     );
     let out = pyward()
         .args(["check", "--json"])

@@ -141,7 +141,12 @@ class _JobStream:
         raise AttributeError("the job's streams are read-only")
 
 
-_SYS_MEMBERS = {'exit': _sys_exit, 'stdout': _JobStream(False), 'stderr': _JobStream(True)}
+# `sys.argv` of the job: its script's name and no arguments (`if len(sys.argv) > 1:`),
+# filled when it starts and emptied after it.
+_JOB_ARGV = []
+
+_SYS_MEMBERS = {'exit': _sys_exit, 'stdout': _JobStream(False), 'stderr': _JobStream(True),
+                'argv': _JOB_ARGV}
 _sys_exit.__name__ = _sys_exit.__qualname__ = 'exit'
 
 

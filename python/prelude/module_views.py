@@ -23,11 +23,18 @@ def _future_placeholder(fromlist):
     return placeholder
 
 
-def _refuse_import(name):
+def _refuse_import(name, member=False):
+    """A module refused as a missing one is (`ModuleNotFoundError`, so that a script's
+    `except ModuleNotFoundError:` fallback runs as it would without the package); a name
+    of a `from` import as a missing name is (`ImportError`)."""
     allowed = ', '.join(sorted(_RULES['allowed_modules']))
     if type(name) is not str:  # never formatted: its repr would be the job's code
         raise ImportError(f"a module name must be a plain str; allowed modules: {allowed}")
-    raise ImportError(f"import of {name!r} is not allowed in this sandbox; allowed modules: {allowed}")
+    message = f"import of {name!r} is not allowed in this sandbox; allowed modules: {allowed}"
+    if member:
+        raise ImportError(message)
+    top = name.partition('.')[0]
+    raise ModuleNotFoundError(message, name=name if top in _RULES['allowed_modules'] else top)
 
 
 def _import_names(fromlist):
@@ -256,7 +263,7 @@ def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
         if item == '*':
             raise ImportError("'from ... import *' is not allowed in this sandbox")
         if not _module_allowed(f"{text}.{item}"):
-            _refuse_import(f"{text}.{item}")
+            _refuse_import(f"{text}.{item}", member=True)
     module = _REAL_IMPORT(text, None, None, names, 0)
     # `from os.path import join`: the import system hands back `posixpath`, whose
     # view is the reviewed `os.path` one.

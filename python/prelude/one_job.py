@@ -191,6 +191,7 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
     _MADE_DIRS.clear()
     _LOGGING.clear()
     _JOB_ENVIRON.clear()
+    _JOB_ARGV[:] = [_JOB_FILE]
     _JOB_CODE = code
     _RAW_PNG_LIMIT = raw_png_limit
     _MEMORY_FORMATS = None if figures_in_memory else ({'png'} if raw_png_limit else set())
@@ -238,6 +239,7 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         _MADE_DIRS.clear()
         _LOGGING.clear()
         _JOB_ENVIRON.clear()
+        _JOB_ARGV.clear()
         _JOB_CODE = None
         _RAW_PNG_LIMIT = 0
     return {

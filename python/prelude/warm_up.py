@@ -47,6 +47,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     _install_pathlib()
     _install_sys_view()
     _install_logging()
+    _install_argparse()
 
     import numpy
     import matplotlib
@@ -93,9 +94,13 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     # Small pure modules model code imports: in the template, so a job importing
     # them adds no module (a new module with state of its own retires the worker).
     for name in ('colorsys', 'calendar', 'pprint', 'glob', 'logging', 'traceback', 'difflib',
-                 'fnmatch', 'base64', 'html', 'hashlib', 'uuid', 'contextlib'):
+                 'fnmatch', 'base64', 'html', 'hashlib', 'uuid', 'contextlib', 'argparse'):
         if name in _RULES['allowed_modules']:
             __import__(name)
+    # What C code imports on first use while a job's frame is current (its import goes
+    # through the job's `__import__`, which lets through only modules already loaded):
+    # `datetime.strptime` and `time.strptime` import `_strptime`.
+    import _strptime  # noqa: F401
 
     _install_memory_savefig()
     _install_open()

@@ -33,11 +33,14 @@
 //!   (so `from scipy import signal` and `signal = np.sin(t)` pass).
 //! - A UTF-8 BOM is accepted and stripped by [`check_bytes`] (CPython accepts it in
 //!   bytes); in a `&str` given to [`check`] it is a syntax error, as CPython's
-//!   `compile(str)` rejects it. Callers run the text returned by [`decode_source`].
+//!   `compile(str)` rejects it. Notebook lines (`%matplotlib inline`) become comments in
+//!   [`check_bytes`] too (`notebook.rs`). Callers run the text returned by
+//!   [`decode_source`].
 //! - Columns are 1-based and counted in characters.
 
 mod coding;
 mod normalize;
+mod notebook;
 mod policy;
 mod prescan;
 mod strings;
@@ -45,6 +48,7 @@ mod syntax;
 mod verdict;
 mod walk;
 
+use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use rustpython_parser::{ast, Parse};
@@ -135,9 +139,11 @@ pub fn check(source: &str, policy: &Policy) -> Result<Verdict, BadInput> {
     }
 }
 
-/// Decodes job source bytes the way the gate sees them: size cap, UTF-8, NUL, and one
-/// leading UTF-8 BOM stripped. Run exactly the text this returns.
-pub fn decode_source<'b>(source: &'b [u8], policy: &Policy) -> Result<&'b str, BadInput> {
+/// Decodes job source bytes the way the gate sees them: size cap, UTF-8, NUL, one
+/// leading UTF-8 BOM stripped, and notebook lines (`%matplotlib inline`, `!pip install
+/// x`) turned into comments of the same length (`notebook.rs`). Run exactly the text
+/// this returns.
+pub fn decode_source<'b>(source: &'b [u8], policy: &Policy) -> Result<Cow<'b, str>, BadInput> {
     if source.len() > policy.max_source_bytes() {
         return Err(BadInput::TooLarge {
             bytes: source.len(),
@@ -152,13 +158,13 @@ pub fn decode_source<'b>(source: &'b [u8], policy: &Policy) -> Result<&'b str, B
     if let Some(i) = body.iter().position(|b| *b == 0) {
         return Err(BadInput::NulByte { offset: i + bom });
     }
-    Ok(text)
+    Ok(notebook::comment_out(text))
 }
 
 /// Checks source given as bytes: [`decode_source`], then [`check`].
 pub fn check_bytes(source: &[u8], policy: &Policy) -> Result<Verdict, BadInput> {
     let text = decode_source(source, policy)?;
-    check(text, policy)
+    check(&text, policy)
 }
 
 /// Parse, walk (consuming the tree) and turn offsets into positions.

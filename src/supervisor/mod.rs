@@ -395,10 +395,10 @@ impl Executor {
             return refused(failure);
         }
         // The exact text the gate checked (a leading BOM stripped, as CPython does for
-        // bytes but not for a str passed to compile()).
+        // bytes but not for a str passed to compile(); notebook lines as comments).
         let code = gate::decode_source(&job.code, policy)
             .expect("the gate accepted this source")
-            .to_string();
+            .into_owned();
         let gate_time = submitted.elapsed();
 
         let (timeout, memory_bytes) = self.effective_limits(&job);

@@ -59,6 +59,7 @@ pub(super) const MODULES: &[Embedded] = &[
             "prelude/job_paths.py",
             "prelude/pathlib_view.py",
             "prelude/job_logging.py",
+            "prelude/job_arguments.py",
             "prelude/writes.py",
             "prelude/spreadsheets.py",
             "prelude/figure_capture.py",

@@ -112,6 +112,11 @@ fn a_thousand_abandoned_futures_leave_a_whole_pool() {
                         drop(future); // never polled
                         return None;
                     }
+                    if drop_after >= 270 {
+                        // About one in ten is awaited to its end, however slow the
+                        // machine: the storm always mixes ends with cancellations.
+                        return Some(future.await);
+                    }
                     tokio::time::timeout(Duration::from_millis(drop_after), future)
                         .await
                         .ok()

@@ -320,8 +320,9 @@ fn fallback_imports_system_exit_and_class_names() {
         "try:\n    import os\nexcept ImportError:\n    pass\nos.system('x')",
         Rule::BannedAttribute,
     );
+    allowed("try:\n    from tqdm import tqdm\nexcept ModuleNotFoundError:\n    tqdm = list");
     rejected(
-        "try:\n    from tqdm import tqdm\nexcept ModuleNotFoundError:\n    pass",
+        "try:\n    from tqdm import tqdm\nexcept ValueError:\n    pass",
         Rule::ImportNotAllowed,
     );
     rejected(
@@ -343,17 +344,18 @@ fn fallback_imports_system_exit_and_class_names() {
     rejected("x = SystemExit", Rule::BannedName);
 }
 
-/// `sys` is a view of `exit`, the job's streams and the interpreter's version; the rest
-/// of it stays out.
+/// `sys` is a view of `exit`, the job's streams, its own `argv` and the interpreter's
+/// version; the rest of it stays out.
 #[test]
 fn sys_is_a_view_of_exit_and_the_job_s_streams() {
     allowed("import sys\nprint('x', file=sys.stderr)\nsys.stdout.reconfigure(encoding='utf-8')\nsys.exit(0)");
     allowed("import sys\nif sys.version_info < (3, 8):\n    sys.exit('old')");
     allowed("from sys import exit\nexit(0)");
+    allowed("import sys\npath = sys.argv[1] if len(sys.argv) > 1 else 'sales.csv'");
     for hostile in [
         "import sys\nsys.modules",
         "import sys\nsys.path.append('/tmp')",
-        "import sys\nsys.argv",
+        "import sys\nsys.argv = ['x']",
         "import sys\nsys.settrace(None)",
         "import sys\nsys._getframe()",
         "import sys\nsys.platform",
@@ -508,6 +510,12 @@ fn rule_dunder_attributes_and_names() {
 
 #[test]
 fn rule_private_attributes() {
+    // A named tuple's own API and itertuples' positional names, read only.
+    allowed("for row in df.itertuples():\n    d = row._asdict()\n    print(row._1, row._12, row._fields)");
+    allowed("from collections import namedtuple\nP = namedtuple('P', 'x y')\nq = P(1, 2)._replace(x=3)\nP._make([1, 2])");
+    rejected("row._asdict = None", Rule::PrivateAttribute);
+    rejected("row._12345", Rule::PrivateAttribute);
+    rejected("row._1x", Rule::PrivateAttribute);
     rejected("np._core", Rule::PrivateAttribute);
     rejected("import scipy\nscipy._lib._util", Rule::PrivateAttribute);
     rejected("import string\nstring._re", Rule::PrivateAttribute);
@@ -778,6 +786,10 @@ fn rule_shadowable_names() {
     rejected("code.interact()", Rule::BannedAttribute);
     rejected("print(signal)", Rule::BannedName);
     allowed("from scipy import signal\nsignal.butter(2, 0.1)");
+    allowed("tier = np.select([x > 1, x > 0], ['high', 'low'], default='none')");
+    allowed("from numpy import select\nselect([x > 0], [1])");
+    rejected("select.select([], [], [], 1)", Rule::BannedName);
+    rejected("import select", Rule::ImportNotAllowed);
 }
 
 #[test]
@@ -1076,6 +1088,31 @@ fn deep_statement_nesting_by_indentation() {
     src.push_str(&" ".repeat(100));
     src.push_str("pass\n");
     assert!(gate::check(&src, &Policy::figures()).is_ok());
+}
+
+/// Notebook lines become comments of the same length before the gate and the run; the
+/// gate then checks the rest as always, at the lines the model wrote.
+#[test]
+fn notebook_magics_become_comments_and_the_rest_is_checked_as_written() {
+    let p = Policy::figures();
+    let src =
+        b"%matplotlib inline\n!pip install seaborn\nimport seaborn as sns\nprint(10\n      % 3)\n";
+    assert!(gate::check_bytes(src, &p).unwrap().is_allowed());
+    assert_eq!(
+        gate::decode_source(src, &p).unwrap(),
+        "#matplotlib inline\n#pip install seaborn\nimport seaborn as sns\nprint(10\n      % 3)\n"
+    );
+    let v = gate::check_bytes(b"%matplotlib inline\n!ls /etc\neval('1')\n", &p).unwrap();
+    assert_eq!(v.violations.len(), 1, "{v:?}");
+    assert_eq!(
+        (v.violations[0].rule, v.violations[0].line),
+        (Rule::BannedBuiltin, 3)
+    );
+    // Only the bytes path rewrites: `check(&str)` judges the text it is given.
+    assert_eq!(
+        gate::check("%matplotlib inline\n", &p).unwrap().violations[0].rule,
+        Rule::Syntax
+    );
 }
 
 #[test]

@@ -286,11 +286,11 @@ const EXPECT: &[(&str, &str)] = &[
     ),
     (
         "import|lying name (lazy path)",
-        "ImportError: import of 'pty' is not allowed",
+        "ModuleNotFoundError: import of 'pty' is not allowed",
     ),
     (
         "import|lying name",
-        "ImportError: import of 'tabnanny' is not allowed",
+        "ModuleNotFoundError: import of 'tabnanny' is not allowed",
     ),
     (
         "import|lying fromlist name",

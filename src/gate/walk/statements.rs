@@ -370,12 +370,12 @@ fn is_system_exit(id: &str) -> bool {
 }
 
 /// Whether one of a `try`'s handlers catches the `ImportError` a refused import raises
-/// at run time: a bare `except:`, `except ImportError`, `except Exception`, or a tuple
-/// naming one of them.
+/// at run time: a bare `except:`, `except ImportError`, `except ModuleNotFoundError`
+/// (what the refusal raises), `except Exception`, or a tuple naming one of them.
 fn catches_import_error(handlers: &[ExceptHandler]) -> bool {
     let catches = |e: &Expr| {
         matches!(e, Expr::Name(n)
-        if matches!(normalize::ident(&n.id).as_ref(), "ImportError" | "Exception"))
+        if matches!(normalize::ident(&n.id).as_ref(), "ImportError" | "ModuleNotFoundError" | "Exception"))
     };
     handlers.iter().any(|h| {
         let ExceptHandler::ExceptHandler(h) = h;
