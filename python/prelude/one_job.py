@@ -233,6 +233,13 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
             job_globals.clear()
         except BaseException:
             pass
+        # So are the values it put in its environment, argv and loggers (the `finally`
+        # below empties them again, outside the capture, where nothing is left to run).
+        for held in (_JOB_ENVIRON, _JOB_ARGV, _LOGGING):
+            try:
+                held.clear()
+            except BaseException:
+                pass
     finally:
         sys.stdout, sys.stderr = saved_streams
         _FIGURES = _NOTES = _MEMORY_FORMATS = _WRITES = None

@@ -300,6 +300,27 @@ fn sys_argv_is_the_script_s_name_and_nothing_a_job_before_added() {
         expect_ok(&o);
         assert_eq!(text(&o, "a.txt"), "['/mnt/data/job.py'] sales.csv");
     }
+    // What the job left there is dropped while its output is still captured: a
+    // suspended generator's `finally` prints into the job's own stdout.
+    let late = r#"
+import sys, os
+def g():
+    try:
+        yield 1
+    finally:
+        print('late')
+it = g()
+next(it)
+sys.argv.append(it)
+it2 = g()
+next(it2)
+os.environ['x'] = it2
+del it, it2
+open('a.txt', 'w').write('1')
+"#;
+    let o = run(&exec, late, src.path());
+    expect_ok(&o);
+    assert_eq!(o.stdout, "late\nlate\n");
 }
 
 const ARGPARSE: &str = r#"
