@@ -158,7 +158,7 @@ pub fn decode_source<'b>(source: &'b [u8], policy: &Policy) -> Result<Cow<'b, st
     if let Some(i) = body.iter().position(|b| *b == 0) {
         return Err(BadInput::NulByte { offset: i + bom });
     }
-    Ok(notebook::comment_out(text))
+    Ok(notebook::comment_out(text, INLINE_DEPTH_BOUND))
 }
 
 /// Checks source given as bytes: [`decode_source`], then [`check`].

@@ -13,17 +13,18 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use rustpython_parser::{ast, Parse};
 
-use crate::gate::{prescan, INLINE_DEPTH_BOUND};
+use crate::gate::prescan;
 
 /// At most this many notebook lines are turned into comments (one parse each).
 const MAX_NOTEBOOK_LINES: usize = 64;
 
 /// `text` with its notebook lines commented out, or `text` itself when it has none.
-pub(crate) fn comment_out(text: &str) -> Cow<'_, str> {
+/// The parses run on the caller's stack: a source whose tree may be deeper than
+/// `inline_depth` is left as it is to the gate, which reports its syntax error from a
+/// thread of its own.
+pub(crate) fn comment_out(text: &str, inline_depth: usize) -> Cow<'_, str> {
     if !text.lines().any(|l| notebook_start(l).is_some())
-        // The parses below run on the caller's stack: a deep source is left to the gate,
-        // which reports the syntax error from its own thread.
-        || prescan::scan(text).depth_bound > INLINE_DEPTH_BOUND
+        || prescan::scan(text).depth_bound > inline_depth
     {
         return Cow::Borrowed(text);
     }
@@ -70,7 +71,7 @@ mod tests {
     fn magics_and_shell_escapes_become_comments_of_the_same_length() {
         let src = "%matplotlib inline\n!pip install seaborn\nimport numpy as np\nfor i in range(2):\n    %time x = i\n%%capture\nprint(1)\n";
         assert_eq!(
-            comment_out(src),
+            comment_out(src, 1500),
             "#matplotlib inline\n#pip install seaborn\nimport numpy as np\nfor i in range(2):\n    #time x = i\n#%capture\nprint(1)\n"
         );
     }
@@ -84,13 +85,13 @@ mod tests {
             "x = 1\n",
         ] {
             assert!(
-                matches!(comment_out(src), std::borrow::Cow::Borrowed(_)),
+                matches!(comment_out(src, 1500), std::borrow::Cow::Borrowed(_)),
                 "{src}"
             );
         }
         // A syntax error elsewhere is left for the gate to report.
         assert_eq!(
-            comment_out("%matplotlib inline\nx = (\n"),
+            comment_out("%matplotlib inline\nx = (\n", 1500),
             "#matplotlib inline\nx = (\n"
         );
     }
