@@ -11,7 +11,7 @@ use pyward::{Executor, Job};
 const MODEL_ANSWERS: [&str; 3] = [
     "df = pd.read_csv(srcpath('sales.csv'))\n\
      df.groupby('regoin')['revenue'].sum().plot.bar()\nplt.savefig(OUT)\n",
-    "import glob\ndf = pd.read_csv(glob.glob(SRC + '/*.csv')[0])\n\
+    "import shutil\ndf = pd.read_csv(shutil.copy(srcpath('sales.csv'), 'copy.csv'))\n\
      df.groupby('region')['revenue'].sum().plot.bar()\nplt.savefig(OUT)\n",
     "df = pd.read_csv(srcpath('sales.csv'))\n\
      df.groupby('region')['revenue'].sum().plot.bar()\nplt.savefig(OUT)\n",
