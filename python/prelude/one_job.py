@@ -155,6 +155,17 @@ def _details_json(error, notes, files=(), bound=None):
                           allow_nan=False)
 
 
+def _clear_per_job():
+    """Empties what the job's views hand it for one job only: the folders it made, its
+    loggers, its environment and its argv. Never raises (dropping a value the job put
+    there may run its code)."""
+    for held in (_MADE_DIRS, _LOGGING, _JOB_ENVIRON, _JOB_ARGV):
+        try:
+            held.clear()
+        except BaseException:
+            pass
+
+
 def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=None,
             describe_figures=True, raw_png_limit=0, max_artifacts=64):
     """Runs one job; never raises (job exceptions, SystemExit included, are described).
@@ -188,10 +199,8 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
     home = os.environ.get('HOME')
     _HOME_REAL = os.path.realpath(home) if home else None
     _WRITES, _WRITES_MAX, _NOTES_LIMIT[0] = {}, max_artifacts, None
-    _MADE_DIRS.clear()
-    _LOGGING.clear()
-    _JOB_ENVIRON.clear()
-    _JOB_ARGV[:] = [_JOB_FILE]
+    _clear_per_job()
+    _JOB_ARGV.append(_JOB_FILE)
     _JOB_CODE = code
     _RAW_PNG_LIMIT = raw_png_limit
     _MEMORY_FORMATS = None if figures_in_memory else ({'png'} if raw_png_limit else set())
@@ -235,18 +244,11 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
             pass
         # So are the values it put in its environment, argv and loggers (the `finally`
         # below empties them again, outside the capture, where nothing is left to run).
-        for held in (_JOB_ENVIRON, _JOB_ARGV, _LOGGING):
-            try:
-                held.clear()
-            except BaseException:
-                pass
+        _clear_per_job()
     finally:
         sys.stdout, sys.stderr = saved_streams
         _FIGURES = _NOTES = _MEMORY_FORMATS = _WRITES = None
-        _MADE_DIRS.clear()
-        _LOGGING.clear()
-        _JOB_ENVIRON.clear()
-        _JOB_ARGV.clear()
+        _clear_per_job()
         _JOB_CODE = None
         _RAW_PNG_LIMIT = 0
     return {

@@ -10,6 +10,8 @@ of src/worker/modules.rs.
 import os
 import pathlib
 import posixpath
+import stat
+import time
 
 
 # --- pathlib for jobs -------------------------------------------------------------------
@@ -349,8 +351,6 @@ def _job_stat(text):
     if os.path.dirname(real) == _OUT_REAL and name in (_WRITES or {}):
         saved = _saved_figure(name)
         size = len(saved) if saved is not None else 0
-        import stat
-        import time
         now = time.time()
         return os.stat_result((stat.S_IFREG | 0o644, 0, 0, 1, 0, 0, size, now, now, now))
     raise FileNotFoundError(2, 'No such file or directory', text)

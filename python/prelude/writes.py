@@ -11,6 +11,7 @@ import builtins
 import io
 import os
 import posixpath
+import shutil
 import sys
 import types
 
@@ -220,7 +221,7 @@ def _seed_from_input(text, real, mode):
         source = _input_for(text)
         if source is not None:
             with _REAL_OPEN(source, 'rb') as given, _REAL_OPEN(real, 'wb') as artifact:
-                artifact.write(given.read())
+                shutil.copyfileobj(given, artifact)
 
 
 def _saved_figure(path):

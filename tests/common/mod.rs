@@ -60,6 +60,14 @@ pub fn builder() -> ExecutorBuilder {
         .preload_pandas(false)
 }
 
+/// The job's Python error (panics on any other outcome).
+pub fn python_error(outcome: &Outcome) -> &pyward::PythonError {
+    match outcome.failure() {
+        Some(pyward::JobFailure::PythonError(e)) => e,
+        other => panic!("expected a Python error, got {other:?}"),
+    }
+}
+
 /// Panics with the failure's feedback when the outcome is not a success.
 pub fn expect_ok(outcome: &Outcome) {
     if let Err(f) = &outcome.result {

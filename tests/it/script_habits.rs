@@ -8,9 +8,9 @@
 
 use crate::common;
 
-use common::{builder, expect_ok};
+use common::{builder, expect_ok, python_error};
 use pyward::gate::Policy;
-use pyward::{Executor, Job, JobFailure, Outcome, RetireReason};
+use pyward::{Executor, Job, Outcome, RetireReason};
 
 fn executor(policy: Policy) -> Executor {
     builder()
@@ -102,12 +102,8 @@ fn logging_and_tracebacks_run_as_in_a_script_and_show_the_job_s_frames_only() {
         "import logging\nlogging.basicConfig(level='INFO')\nlogging.info('to stderr')\nraise ValueError('x')\n",
         src.path(),
     );
-    match o.failure() {
-        Some(JobFailure::PythonError(e)) => {
-            assert!(e.stderr_tail.contains("INFO:root:to stderr"), "{e:?}")
-        }
-        other => panic!("{other:?}"),
-    }
+    let e = python_error(&o);
+    assert!(e.stderr_tail.contains("INFO:root:to stderr"), "{e:?}");
 }
 
 #[test]
@@ -260,10 +256,7 @@ fn exit_ends_the_job_as_sys_exit_does() {
     expect_ok(&o);
     assert_eq!(o.stdout, "done\n");
     let o = run(&exec, "quit(3)\n", src.path());
-    match o.failure() {
-        Some(JobFailure::PythonError(e)) => assert_eq!(e.type_name, "SystemExit"),
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(python_error(&o).type_name, "SystemExit");
 }
 
 /// `datetime.strptime` imports `_strptime` from C while the job's frame is current, through
@@ -374,20 +367,16 @@ fn argparse_scripts_run_with_their_defaults_and_read_no_argument_file() {
         "import argparse\np = argparse.ArgumentParser()\np.add_argument('input')\nargs = p.parse_args()\n",
         src.path(),
     );
-    match o.failure() {
-        Some(JobFailure::PythonError(e)) => {
-            assert_eq!(e.type_name, "SystemExit");
-            assert!(
-                e.message.starts_with(
-                    "job.py: error: the following arguments are required: input (a job runs with no command-line arguments"
-                ),
-                "{}",
-                e.message
-            );
-            assert!(e.stderr_tail.contains("usage: job.py [-h] input"), "{e:?}");
-        }
-        other => panic!("{other:?}"),
-    }
+    let e = python_error(&o);
+    assert_eq!(e.type_name, "SystemExit");
+    assert!(
+        e.message.starts_with(
+            "job.py: error: the following arguments are required: input (a job runs with no command-line arguments"
+        ),
+        "{}",
+        e.message
+    );
+    assert!(e.stderr_tail.contains("usage: job.py [-h] input"), "{e:?}");
     // A file argument written outside the job becomes the job's artifact, nothing more.
     let canary = std::env::temp_dir().join(format!("pyward-argparse-{}", std::process::id()));
     let code = format!(
@@ -403,6 +392,55 @@ fn argparse_scripts_run_with_their_defaults_and_read_no_argument_file() {
     );
     expect_ok(&o);
     assert!(o.stdout.starts_with("usage: job.py [-h]"), "{}", o.stdout);
+}
+
+/// argparse's file arguments meet the job's `open`, gate on and off: a host path, a
+/// climbing path and a NUL in a name are refused as arguments (the job reads nothing of
+/// the host); writes to a host path or a climbing one create nothing there.
+#[test]
+fn argparse_file_arguments_reach_only_the_job_s_files_gate_on_and_off() {
+    let src = inputs();
+    let dir = tempfile::tempdir().unwrap();
+    let canary = dir.path().join("argparse-canary.txt");
+    let climbing = format!("../../../../../../..{}", canary.to_str().unwrap());
+    let code = format!(
+        r#"
+import argparse
+p = argparse.ArgumentParser(exit_on_error=False)
+p.add_argument("--src", type=argparse.FileType("r"))
+p.add_argument("--out", type=argparse.FileType("w"))
+for args in (["--src", "/etc/passwd"], ["--src", "../../../../../../../etc/passwd"],
+             ["--src", "sales\x00.csv"], ["--out", "a\x00b.txt"],
+             ["--out", {abs:?}], ["--out", {climb:?}]):
+    try:
+        ns = p.parse_args(args)
+    except argparse.ArgumentError:
+        print("REFUSED")
+        continue
+    if ns.src is not None:
+        print("READ", ns.src.read()[:40])
+    else:
+        ns.out.write("canary")
+        ns.out.close()
+        print("WROTE")
+print("SALES", p.parse_args(["--src", "sales.csv"]).src.readline().strip())
+"#,
+        abs = canary.to_str().unwrap(),
+        climb = climbing,
+    );
+    for policy in [Policy::figures(), Policy::gate_disabled_for_testing()] {
+        let exec = executor(policy);
+        let o = run(&exec, &code, src.path());
+        expect_ok(&o);
+        assert_eq!(o.stdout.matches("REFUSED").count(), 4, "{}", o.stdout);
+        assert!(o.stdout.ends_with("SALES region,units\n"), "{}", o.stdout);
+        assert!(
+            !o.stdout.contains("root:") && !o.stdout.contains("READ"),
+            "{}",
+            o.stdout
+        );
+        assert!(!canary.exists(), "a host file was written: {}", o.stdout);
+    }
 }
 
 /// A script copied from a notebook: its magics and shell escapes are comments, and an
@@ -422,10 +460,7 @@ fn notebook_magics_are_comments_and_errors_keep_their_lines() {
         "%matplotlib inline\nimport pandas as pd\npd.read_csv('sale.csv')\n",
         src.path(),
     );
-    match o.failure() {
-        Some(JobFailure::PythonError(e)) => assert_eq!(e.line, Some(3), "{e:?}"),
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(python_error(&o).line, Some(3), "{:?}", o.result);
 }
 
 #[test]
@@ -452,15 +487,11 @@ fn a_missing_package_s_fallback_runs_and_raise_system_exit_ends_the_job() {
         "open('a.txt', 'w').write('1')\nraise SystemExit('no rows')\n",
         src.path(),
     );
-    match o.failure() {
-        Some(JobFailure::PythonError(e)) => {
-            assert_eq!(
-                (e.type_name.as_str(), e.message.as_str()),
-                ("SystemExit", "no rows")
-            )
-        }
-        other => panic!("{other:?}"),
-    }
+    let e = python_error(&o);
+    assert_eq!(
+        (e.type_name.as_str(), e.message.as_str()),
+        ("SystemExit", "no rows")
+    );
 }
 
 #[test]
