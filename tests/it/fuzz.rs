@@ -41,6 +41,10 @@ const TOKENS: &[&str] = &[
     "\t",
     "\\\n",
     "#",
+    "\n%matplotlib inline\n",
+    "\n!pip install x\n",
+    "%",
+    "!",
     "lambda",
     "if",
     "elif",
@@ -141,6 +145,24 @@ proptest! {
                 let _ = v.teaching_text(&p);
             }
             Err(e) => { let _ = e.teaching_text(); }
+        }
+    }
+
+    /// Notebook lines: the text the gate checks and the worker runs differs from the
+    /// source only where a `%` or `!` became `#`, at the same length.
+    #[test]
+    fn the_notebook_rewrite_changes_only_magic_characters(
+        seed in 0usize..SEEDS.len(),
+        edits in proptest::collection::vec((any::<usize>(), any::<usize>(), any::<usize>()), 1..12)
+    ) {
+        let src = mutate(SEEDS[seed], &edits);
+        let p = Policy::figures();
+        no_internal_failure(&gate::check_bytes(src.as_bytes(), &p))?;
+        if let Ok(text) = gate::decode_source(src.as_bytes(), &p) {
+            prop_assert_eq!(text.len(), src.len());
+            for (a, b) in src.bytes().zip(text.bytes()) {
+                prop_assert!(a == b || (matches!(a, b'%' | b'!') && b == b'#'), "{a} -> {b}");
+            }
         }
     }
 }
