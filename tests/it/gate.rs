@@ -1108,6 +1108,11 @@ fn notebook_magics_become_comments_and_the_rest_is_checked_as_written() {
         (v.violations[0].rule, v.violations[0].line),
         (Rule::BannedBuiltin, 3)
     );
+    // A file saved with a byte-order mark: the mark is dropped, the magic still found.
+    assert_eq!(
+        gate::decode_source(b"\xEF\xBB\xBF%matplotlib inline\nx = 1\n", &p).unwrap(),
+        "#matplotlib inline\nx = 1\n"
+    );
     // Only the bytes path rewrites: `check(&str)` judges the text it is given.
     assert_eq!(
         gate::check("%matplotlib inline\n", &p).unwrap().violations[0].rule,
