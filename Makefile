@@ -52,10 +52,12 @@ test: venv redis-server mcp-client
 
 # The long tests, left out of `make test` (#[ignore]): the closed-loop load on
 # `pyward serve` (four loads of 30 s; PYWARD_LOAD_SECONDS shortens them) and the
-# measurements the tests keep for running by hand.
+# measurements the tests keep for running by hand; then the comparisons of two pools
+# that `make test` runs on half of the corpora, on all of them.
 test-long: venv redis-server mcp-client
 	cargo build --workspace --bins
 	PYWARD_MCP_PYTHON=$(abspath $(MCP_VENV))/bin/python cargo test --workspace -- --ignored
+	PYWARD_WHOLE_CORPUS=1 cargo test --test it -- render_once:: png_encoding:: figures_in_memory:: text_metrics::
 
 # The page `pyward serve` serves at / (cli/web: Vite + TypeScript + CodeMirror). Its
 # built files are committed in cli/web/dist and embedded in the binary, so building

@@ -21,6 +21,18 @@ pub fn figure_corpus() -> Vec<(String, String)> {
     scripts_in("figures")
 }
 
+/// The scripts a corpus-wide comparison of two pools renders in `make test`: every
+/// second one in name order; all of them under `make test-long`
+/// (`PYWARD_WHOLE_CORPUS=1`). Render-once, host PNG encoding, figures in memory and
+/// frozen text metrics each render a corpus twice: on the whole corpora they were a
+/// fifth of the suite's time.
+pub fn comparison_sample(scripts: Vec<(String, String)>) -> Vec<(String, String)> {
+    if std::env::var_os("PYWARD_WHOLE_CORPUS").is_some() {
+        return scripts;
+    }
+    scripts.into_iter().step_by(2).collect()
+}
+
 /// The legitimate corpus of `tests/data/legit` (its inputs: `tests/data/legit_inputs`).
 pub fn legit_corpus() -> Vec<(String, String)> {
     scripts_in("legit")

@@ -1,17 +1,18 @@
 //! `Job::figures_in_memory`: figures saved into `out/` come back from memory, byte for
 //! byte what the disk path gives, and never touch the disk (nor, with host PNG encoding,
-//! do PNGs on the default path).
+//! do PNGs on the default path). The corpus comparison runs half of the corpus in
+//! `make test`, all of it under `make test-long` (`common::comparison_sample`).
 
 use crate::common;
 
-use common::{builder, expect_ok, figure_corpus};
+use common::{builder, comparison_sample, expect_ok, figure_corpus};
 use pyward::gate::Policy;
 use pyward::{Job, JobFailure, PngEncoder};
 
 #[test]
-fn the_whole_corpus_comes_back_from_memory_byte_identical_to_the_disk_path() {
+fn the_corpus_comes_back_from_memory_byte_identical_to_the_disk_path() {
     let exec = builder().build().unwrap();
-    for (name, code) in figure_corpus() {
+    for (name, code) in comparison_sample(figure_corpus()) {
         // PNG for every figure; names other than OUT and other formats are covered below.
         for out_name in ["figure.png"] {
             let job = || {

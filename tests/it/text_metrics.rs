@@ -1,5 +1,6 @@
 //! Frozen text metrics (`python/text_metrics.py`): text sizes and font tables measured
-//! once at warm-up. Every figure of the rendering and legitimate corpora comes out
+//! once at warm-up. Every figure of the rendering and legitimate corpora (half of each in
+//! `make test`, all under `make test-long`: `common::comparison_sample`) comes out
 //! byte-identical with them on and off, also at other dpis and font sizes (where the
 //! lookups miss); and a job that tries to change them (gate off, reaching the frozen
 //! tables through the functions' closures) changes nothing for the next job.
@@ -8,7 +9,7 @@ use crate::common;
 
 use std::path::PathBuf;
 
-use common::{builder, expect_ok, figure_corpus, legit_corpus};
+use common::{builder, comparison_sample, expect_ok, figure_corpus, legit_corpus};
 use pyward::gate::Policy;
 use pyward::{Executor, Job};
 
@@ -33,8 +34,8 @@ fn frozen_text_metrics_draw_the_same_bytes_on_both_corpora() {
     );
     assert_eq!(stock.warmup().text_metrics, 0);
     let inputs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/legit_inputs");
-    let mut scripts = figure_corpus();
-    scripts.extend(legit_corpus());
+    let mut scripts = comparison_sample(figure_corpus());
+    scripts.extend(comparison_sample(legit_corpus()));
     // Where the frozen sizes miss: another dpi, another tick size, a font of its own.
     scripts.push((
         "dpi and sizes".into(),
