@@ -226,17 +226,20 @@ def _seed_from_input(text, real, mode):
 
 def _saved_figure(path):
     """The bytes of a figure this job saved to memory under `path` (`chart.png`,
-    `/mnt/data/chart.png`, OUT), for the job or a library reading it back (a picture of
-    its own chart in its workbook); None for any other path. A PNG kept as pixels for
-    the host to encode is encoded here."""
+    `/mnt/data/chart.png`, OUT, or the folder path it saved to: `output/chart.png`,
+    kept as the artifact `chart.png`), for the job or a library reading it back (a
+    picture of its own chart in its workbook); None for any other path. A PNG kept as
+    pixels for the host to encode is encoded here."""
     if _FIGURES is None:
         return None
-    mnt = path.startswith(_MNT_DATA + '/')
-    name = path[len(_MNT_DATA) + 1:] if mnt else path
-    if os.path.isabs(name):
-        if os.path.dirname(os.path.realpath(name)) != _OUT_REAL:
-            return None
-        name = os.path.basename(name)
+    name = _read_name(path)
+    if name is None:
+        mnt = path.startswith(_MNT_DATA + '/')
+        name = path[len(_MNT_DATA) + 1:] if mnt else path
+        if os.path.isabs(name):
+            if os.path.dirname(os.path.realpath(name)) != _OUT_REAL:
+                return None
+            name = os.path.basename(name)
     saved = _FIGURES.get(name)
     if saved is None or type(saved) is bytes:
         return saved

@@ -367,6 +367,11 @@ impl Policy {
     /// member.
     pub(crate) fn module_access(&self, path: &str) -> ModuleAccess {
         let under = |p: &str, d: &str| p.starts_with(d) && p.as_bytes().get(d.len()) == Some(&b'.');
+        for (alias, package) in modules::PACKAGE_ALIASES {
+            if path == *alias || under(path, alias) {
+                return self.module_access(&format!("{package}{}", &path[alias.len()..]));
+            }
+        }
         // Deepest module first: a module sorts before the modules below it, so in reverse
         // order `os.path` is judged before `os` (whose member `path` it is).
         for (module, members) in self.module_members.iter().rev() {

@@ -100,7 +100,7 @@ fn cbook_beyond_its_members_is_refused_by_the_gate() {
         "import matplotlib.cbook as cbook\ncbook.open_file_cm('x')",
         "from matplotlib import cbook\nf = cbook.to_filehandle",
         "import matplotlib.cbook\nmatplotlib.cbook.get_data_path()",
-        "mpl = plt.matplotlib",
+        "plt.matplotlib.cbook.to_filehandle('x')",
     ] {
         let v = gate::check(code, &policy).unwrap();
         assert!(!v.is_allowed(), "allowed: {code}");

@@ -460,7 +460,24 @@ fn rule_banned_attributes_through_allowed_modules() {
         "import dataclasses\ndataclasses.make_dataclass('X', [])",
         Rule::BannedAttribute,
     );
-    rejected("plt.matplotlib.rcParams", Rule::SubmoduleDenied);
+    // pyplot's `matplotlib` is the package: judged as `matplotlib.<path>` is.
+    rejected("plt.matplotlib.rcParams", Rule::DangerousSetting);
+    rejected(
+        "plt.matplotlib.cbook.open_file_cm('x')",
+        Rule::SubmoduleDenied,
+    );
+    rejected(
+        "mpl = plt.matplotlib\nmpl.cbook.to_filehandle('x')",
+        Rule::SubmoduleDenied,
+    );
+    rejected(
+        "plt.matplotlib.pyplot.matplotlib.testing.subprocess_run_for_testing",
+        Rule::SubmoduleDenied,
+    );
+    allowed(
+        "ax = plt.gca()\nax.yaxis.set_major_formatter(plt.matplotlib.ticker.PercentFormatter(1.0))",
+    );
+    allowed("mpl = plt.matplotlib\nmpl.rcParams['font.size'] = 9");
     rejected("x.mro()", Rule::BannedAttribute);
 }
 

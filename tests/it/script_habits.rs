@@ -189,6 +189,46 @@ print(os.listdir("reports/north"), os.listdir("reports/south"))
     assert_eq!(text(&o, "units-2.csv"), "top");
 }
 
+/// A chart saved into a folder, then read back by that path (to embed it in a workbook):
+/// the read finds the figure the save kept (in memory, or as pixels for the host to
+/// encode), also for two charts of one name in two folders.
+#[test]
+fn figures_saved_into_folders_are_read_back_by_the_paths_they_were_saved_to() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let code = r#"
+import os
+from openpyxl import Workbook
+from openpyxl.drawing.image import Image
+for region, n in [("north", 2), ("south", 3)]:
+    os.makedirs(f"charts/{region}", exist_ok=True)
+    plt.figure()
+    plt.plot(range(n))
+    plt.savefig(f"charts/{region}/trend.png")
+    plt.close()
+sizes = [len(open(f"charts/{r}/trend.png", "rb").read()) for r in ("north", "south")]
+print(all(s > 1000 for s in sizes), sizes[0] != sizes[1])
+wb = Workbook()
+wb.active.add_image(Image("charts/south/trend.png"), "B2")
+wb.save("report.xlsx")
+"#;
+    for in_memory in [false, true] {
+        let job = Job::new(code).src_dir(src.path());
+        let o = exec
+            .run(if in_memory {
+                job.figures_in_memory()
+            } else {
+                job
+            })
+            .unwrap();
+        expect_ok(&o);
+        assert_eq!(o.stdout, "True True\n", "in memory: {in_memory}");
+        for name in ["trend.png", "south-trend.png", "report.xlsx"] {
+            assert!(o.artifact(name).is_some(), "no {name}: {:?}", o.artifacts());
+        }
+    }
+}
+
 #[test]
 fn glob_and_os_path_answer_for_the_job_s_files_and_never_the_host() {
     let src = inputs();

@@ -227,8 +227,7 @@ pub(super) const DENIED_MODULES: &[&str] = &[
     "matplotlib.backends.backend_macosx",
     "matplotlib.backends.qt_compat",
     "matplotlib.sphinxext",
-    "matplotlib.pyplot.matplotlib", // the package again, through pyplot: use it directly
-    "pandas.io",                    // clipboard, pickle, sql, html, pytables, common (os)
+    "pandas.io", // clipboard, pickle, sql, html, pytables, common (os)
     "pandas.testing",
     "pandas._testing",
     "pandas.util",
@@ -237,6 +236,14 @@ pub(super) const DENIED_MODULES: &[&str] = &[
     "seaborn.external",        // appdirs (os, cache dirs), docscrape (inspect, pydoc)
     "seaborn.widgets",         // interactive widgets (ipywidgets)
 ];
+
+/// A package reachable again as another module's attribute: a path through it is judged
+/// as the package's own path, so `plt.matplotlib.ticker.PercentFormatter` passes as
+/// `matplotlib.ticker.PercentFormatter` does and `plt.matplotlib.cbook.open_file_cm`
+/// is refused as `matplotlib.cbook.open_file_cm` is. (At run time the attribute is the
+/// same guarded view of the package.)
+pub(crate) const PACKAGE_ALIASES: &[(&str, &str)] =
+    &[("matplotlib.pyplot.matplotlib", "matplotlib")];
 
 /// What each member of the job's `logging` view is: pyward's stand-in
 /// (python/prelude/job_logging.py), never the real module's, whose loggers are the
