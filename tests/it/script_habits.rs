@@ -38,6 +38,24 @@ fn run(exec: &Executor, code: &str, src: &std::path::Path) -> Outcome {
         .expect("infrastructure")
 }
 
+/// The job run twice: its figures saved to disk, then kept in memory
+/// (`Job::figures_in_memory`); each outcome with whether it was in memory.
+fn on_disk_and_in_memory(
+    exec: &Executor,
+    code: &str,
+    src: &std::path::Path,
+) -> [(bool, Outcome); 2] {
+    [false, true].map(|in_memory| {
+        let job = Job::new(code).src_dir(src);
+        let job = if in_memory {
+            job.figures_in_memory()
+        } else {
+            job
+        };
+        (in_memory, exec.run(job).expect("infrastructure"))
+    })
+}
+
 fn text(o: &Outcome, name: &str) -> String {
     let artifact = o
         .artifact(name)
@@ -212,15 +230,7 @@ wb = Workbook()
 wb.active.add_image(Image("charts/south/trend.png"), "B2")
 wb.save("report.xlsx")
 "#;
-    for in_memory in [false, true] {
-        let job = Job::new(code).src_dir(src.path());
-        let o = exec
-            .run(if in_memory {
-                job.figures_in_memory()
-            } else {
-                job
-            })
-            .unwrap();
+    for (in_memory, o) in on_disk_and_in_memory(&exec, code, src.path()) {
         expect_ok(&o);
         assert_eq!(o.stdout, "True True\n", "in memory: {in_memory}");
         for name in ["trend.png", "south-trend.png", "report.xlsx"] {
@@ -253,15 +263,7 @@ for attempt in [lambda: os.path.getsize('/etc/passwd'), lambda: glob.glob('*', r
 exit()
 print("never")
 "#;
-    for in_memory in [false, true] {
-        let job = Job::new(code).src_dir(src.path());
-        let o = exec
-            .run(if in_memory {
-                job.figures_in_memory()
-            } else {
-                job
-            })
-            .unwrap();
+    for (in_memory, o) in on_disk_and_in_memory(&exec, code, src.path()) {
         expect_ok(&o);
         let lines: Vec<&str> = o.stdout.lines().collect();
         assert_eq!(
