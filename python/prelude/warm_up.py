@@ -94,7 +94,8 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     # Small pure modules model code imports: in the template, so a job importing
     # them adds no module (a new module with state of its own retires the worker).
     for name in ('colorsys', 'calendar', 'pprint', 'glob', 'logging', 'traceback', 'difflib',
-                 'fnmatch', 'base64', 'html', 'hashlib', 'uuid', 'contextlib', 'argparse'):
+                 'fnmatch', 'base64', 'html', 'hashlib', 'uuid', 'contextlib', 'argparse',
+                 'zoneinfo'):
         if name in _RULES['allowed_modules']:
             __import__(name)
     # What C code imports on first use while a job's frame is current (its import goes

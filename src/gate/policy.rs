@@ -169,7 +169,7 @@ impl Policy {
     }
 
     /// The pandas/table profile: the figure profile plus a few pure stdlib helpers that
-    /// table code uses (`calendar`, `zoneinfo`, `unicodedata`, `difflib`, `pprint`).
+    /// table code uses (`calendar`, `unicodedata`, `pprint`).
     pub fn tables() -> Policy {
         let mut p = Policy::figures();
         p.profile = "tables".into();

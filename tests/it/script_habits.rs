@@ -239,6 +239,55 @@ wb.save("report.xlsx")
     }
 }
 
+/// Time zones by name: `zoneinfo.ZoneInfo`, the class pandas already hands out as a
+/// timestamp's `tz`; where zone files are read from and the listing of their folders
+/// stay out of reach, gate on and off.
+#[test]
+fn zoneinfo_gives_zones_by_name_and_nothing_of_the_zone_folders() {
+    let src = inputs();
+    let code = r#"
+from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+import zoneinfo
+t = datetime(2024, 7, 1, 9, tzinfo=ZoneInfo("Asia/Shanghai"))
+print(t.astimezone(zoneinfo.ZoneInfo("Europe/London")), pd.Timestamp(t).tz == t.tzinfo)
+for key in ["Mars/Olympus", "../../etc/passwd", "/etc/passwd"]:
+    try:
+        ZoneInfo(key)
+    except (ZoneInfoNotFoundError, ValueError) as e:
+        print(type(e).__name__)
+plt.plot([1, 2])
+plt.savefig("zones.png")
+"#;
+    let o = run(&executor(Policy::figures()), code, src.path());
+    expect_ok(&o);
+    assert_eq!(
+        o.stdout,
+        "2024-07-01 02:00:00+01:00 True\nZoneInfoNotFoundError\nValueError\nValueError\n"
+    );
+    let gate_off = executor(Policy::gate_disabled_for_testing());
+    for (code, member) in [
+        (
+            "import zoneinfo\nzoneinfo.reset_tzpath(['/etc'])",
+            "reset_tzpath",
+        ),
+        (
+            "import zoneinfo\nprint(zoneinfo.available_timezones())",
+            "available_timezones",
+        ),
+        ("from zoneinfo import TZPATH\nprint(TZPATH)", "TZPATH"),
+    ] {
+        let v = pyward::gate::check(code, &Policy::figures()).unwrap();
+        assert!(!v.is_allowed(), "the gate allowed {code}");
+        let o = run(&gate_off, code, src.path());
+        let e = python_error(&o);
+        assert!(
+            e.type_name.ends_with("Error") && e.message.contains(member),
+            "{code}: {e:?}"
+        );
+    }
+}
+
 #[test]
 fn glob_and_os_path_answer_for_the_job_s_files_and_never_the_host() {
     let src = inputs();

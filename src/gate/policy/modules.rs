@@ -35,6 +35,7 @@
 //! | xlsxwriter (members only) | pandas' other `.xlsx` writer (`ExcelWriter(engine="xlsxwriter")`, `writer.book.add_format`, `worksheet.set_column`), `Workbook` for code that writes one directly, the cell-name helpers of `xlsxwriter.utility`. Write-only: it parses no XML. Its workbooks are kept in memory (no temporary files), saved reproducibly, and their images and themes are read through the job's `open` (`python/prelude/spreadsheets.py`) | every other module of xlsxwriter; macros (`add_vba_project`, `add_signed_vba_project`, `set_vba_name`) and `set_tempdir` refused at run time |
 //! | sys (members only) | `sys.exit(status)` (0 or None ends the job as the end of its code; any other status is a failure), `sys.stdout`/`sys.stderr` (the job's captured streams; `reconfigure` accepted), `argv` (the job's own list: its script's name and no arguments), `version`, `version_info`, `maxsize`, `float_info` | everything else (`platform` is a banned name): modules, frames, paths, hooks |
 //! | tabulate (members only) | `tabulate(rows, headers=...)`, the text tables `DataFrame.to_markdown()` also formats with | everything else of the module (its format tables are module state) |
+//! | zoneinfo (members only: `ZoneInfo`, `ZoneInfoNotFoundError`) | time zones by IANA name, read from the tzdata package: the class pandas already hands out as a timestamp's `tz` | `reset_tzpath` (where zone files are read from), `available_timezones` (walks those folders), `TZPATH` |
 //! | dateutil (members only) | month arithmetic (`dateutil.relativedelta.relativedelta`) and date parsing (`dateutil.parser.parse`, `isoparse`), pandas' own dependencies | `dateutil.tz` (reads the system's zone files), `rrule`, `easter`, the parser's module state |
 
 /// What to use instead of a module jobs cannot import: the models' usual reasons to
@@ -182,12 +183,14 @@ pub(super) const FIGURE_MODULES: &[&str] = &[
     // Members only (see MODULE_MEMBERS): text tables; month arithmetic and date parsing.
     "tabulate",
     "dateutil",
+    // Members only (see MODULE_MEMBERS): time zones by name.
+    "zoneinfo",
     // Members only (see MODULE_MEMBERS): exit, the job's streams, interpreter facts.
     "sys",
 ];
 
 /// Extra modules for the table profile: calendars and text helpers for table code.
-pub(super) const TABLE_EXTRA_MODULES: &[&str] = &["calendar", "zoneinfo", "unicodedata", "pprint"];
+pub(super) const TABLE_EXTRA_MODULES: &[&str] = &["calendar", "unicodedata", "pprint"];
 
 /// Dotted submodules denied even under an allowed package (prefix match).
 pub(super) const DENIED_MODULES: &[&str] = &[
@@ -646,6 +649,16 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("relativedelta", "the view of dateutil.relativedelta below"),
             ("parser", "the view of dateutil.parser below"),
+        ],
+    ),
+    (
+        "zoneinfo",
+        &[
+            (
+                "ZoneInfo",
+                "a time zone by IANA name (the tzdata package's files); what pandas gives as a timestamp's tz",
+            ),
+            ("ZoneInfoNotFoundError", "the error for an unknown zone name"),
         ],
     ),
     (
