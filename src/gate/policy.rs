@@ -86,7 +86,9 @@ pub struct Policy {
     pub(crate) denied_modules: BTreeSet<String>,
     /// Modules a job may reach only through reviewed members: module -> member -> reason.
     pub(crate) module_members: BTreeMap<String, BTreeMap<String, String>>,
-    /// Names rejected in every position.
+    /// Names rejected as attributes, imports, alias paths and module paths; as bare
+    /// names too, unless a module's name the job binds for a value of its own
+    /// (`names::is_bindable_module_name`).
     pub(crate) banned_names: BTreeSet<String>,
     /// Names rejected as bare names unless the job binds them itself.
     pub(crate) shadowable_names: BTreeSet<String>,

@@ -170,13 +170,12 @@ fn alias_forms() {
     rejected("x = (lambda: eval)()", Rule::BannedBuiltin);
     rejected("eval = 1", Rule::BannedBuiltin);
     rejected("def eval():\n    pass", Rule::BannedBuiltin);
-    rejected("class os:\n    pass", Rule::BannedName);
-    rejected("for os in [1]:\n    pass", Rule::BannedName);
-    rejected(
-        "try:\n    pass\nexcept Exception as sys:\n    pass",
-        Rule::BannedName,
-    );
-    rejected("global os", Rule::BannedName);
+    // A module's name bound for a value of the job's own holds that value only (see
+    // banned_module_names_may_hold_the_job_s_own_values); an import under it does not.
+    allowed("class os:\n    pass");
+    allowed("for os in [1]:\n    pass");
+    allowed("try:\n    pass\nexcept Exception as sys:\n    pass");
+    rejected("class SystemExit:\n    pass", Rule::BannedName);
     rejected("import matplotlib.pyplot as sys", Rule::BannedName);
     rejected("from numpy import ctypeslib as c", Rule::BannedAttribute);
     rejected("(o := exec)", Rule::BannedBuiltin);
@@ -1135,6 +1134,65 @@ fn notebook_magics_become_comments_and_the_rest_is_checked_as_written() {
         gate::check("%matplotlib inline\n", &p).unwrap().violations[0].rule,
         Rule::Syntax
     );
+}
+
+/// Banned module names as the job's own variables (`for site in sites`, `types = ...`,
+/// `requests = 5`): allowed where the job binds them; read without a binding of the
+/// job's, as attributes, imports or module paths, refused as before.
+#[test]
+fn banned_module_names_may_hold_the_job_s_own_values() {
+    allowed("sites = ['a']\nfor site in sites:\n    print(site)");
+    allowed("types = ['x']\nprint(types[0])");
+    allowed("def f(platform):\n    return platform\nrequests = f(5)\nprint(requests)");
+    allowed("import glob\nglob = glob.glob('*.csv')\nprint(glob)");
+    allowed("def g():\n    return resource\nresource = 3\nprint(g())");
+    rejected("import pandas as types", Rule::BannedName);
+    rejected("print(site)", Rule::BannedName);
+    rejected("def f():\n    return inspect\n", Rule::BannedName);
+    rejected("import os\nm = os", Rule::BannedName);
+    rejected("import os\nos = os\nos.system('x')", Rule::SubmoduleDenied);
+    rejected("x = np.os", Rule::BannedAttribute);
+    rejected("site = 1\nx = np.site", Rule::BannedAttribute);
+    rejected("import site", Rule::ImportNotAllowed);
+    rejected("subprocess = 1\nimport subprocess", Rule::ImportNotAllowed);
+}
+
+/// Which banned names a job may bind: every one that is no builtin of the interpreter's
+/// (a module's name); a builtin's (`SystemExit`, `ExceptionGroup`) stays refused bound
+/// or read, as a deleted binding would read the builtin again.
+#[test]
+fn only_banned_names_that_are_no_builtin_may_be_bound() {
+    let out = std::process::Command::new(env!("PYWARD_BUILD_PYTHON"))
+        .args([
+            "-I",
+            "-c",
+            "import builtins; print(' '.join(dir(builtins)))",
+        ])
+        .output()
+        .expect("python runs");
+    let builtins: std::collections::BTreeSet<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    assert!(builtins.contains("SystemExit") && builtins.contains("print"));
+    let policy: serde_json::Value = serde_json::from_str(&Policy::figures().to_json()).unwrap();
+    let banned = policy["banned_names"].as_array().expect("banned_names");
+    assert!(banned.len() > 50);
+    for name in banned.iter().map(|n| n.as_str().unwrap()) {
+        if name.starts_with("__") {
+            continue; // dunders are refused by their own rule
+        }
+        let v = verdict(&format!("{name} = 1\nprint({name})"));
+        if builtins.contains(name) {
+            assert!(
+                v.violations.iter().any(|x| x.rule == Rule::BannedName),
+                "{name} is a builtin and was bound: {v:?}"
+            );
+        } else {
+            assert!(v.is_allowed(), "{name} could not be bound: {v:?}");
+        }
+    }
 }
 
 #[test]

@@ -102,6 +102,30 @@ pub(crate) const BANNED_NAME_REASONS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The banned names that are also names of Python's builtins (the exception classes
+/// above). A job's own binding of one can be deleted and the builtin read again, so
+/// they stay refused wherever they are bound or read. Every other banned name is a
+/// module's, which nothing in a job's namespace or builtins goes by: a job may use it
+/// for a value of its own (`for site in sites`, `types = df["type"].unique()`,
+/// `requests = 5`), and reads of it pass when the job binds it itself
+/// ([`is_bindable_module_name`]); as an attribute, an import or a module reached
+/// through it, it stays refused. `tests/it/gate.rs` checks this list against the
+/// interpreter's builtins.
+pub(crate) const BUILTIN_BANNED_NAMES: &[&str] = &[
+    "BaseException",
+    "SystemExit",
+    "KeyboardInterrupt",
+    "GeneratorExit",
+    "BaseExceptionGroup",
+    "ExceptionGroup",
+];
+
+/// Whether `n`, a banned name, is a module's name a job may bind for itself (see
+/// [`BUILTIN_BANNED_NAMES`]).
+pub(crate) fn is_bindable_module_name(n: &str) -> bool {
+    !BUILTIN_BANNED_NAMES.contains(&n) && !crate::gate::strings::is_dunder(n)
+}
+
 /// Names banned as bare identifiers only when the job never binds them itself. They are
 /// stdlib modules with dangerous powers, but their names collide with legitimate code:
 /// `from scipy import signal`, `signal = np.sin(t)`, `for code in codes`, `scipy.io`,

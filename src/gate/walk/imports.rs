@@ -91,13 +91,13 @@ impl Walker<'_> {
                     || al.name.as_str().split('.').next().unwrap_or(""),
                     |a| a.as_str(),
                 );
-                self.bind_name(bound, al.range, ctx);
+                self.bind_import_name(bound, al.range, ctx);
                 continue;
             }
             let path = self.module_path(al.name.as_str(), al.range);
             match &al.asname {
                 Some(asn) => {
-                    self.bind_name(asn.as_str(), al.range, ctx);
+                    self.bind_import_name(asn.as_str(), al.range, ctx);
                     let n = normalize::ident(asn.as_str()).into_owned();
                     self.aliases.insert(n, path);
                 }
@@ -106,7 +106,7 @@ impl Walker<'_> {
                     if self.is_module_view(&top) {
                         self.bind_module_view(&top, ctx);
                     } else {
-                        self.bind_name(&top, al.range, ctx);
+                        self.bind_import_name(&top, al.range, ctx);
                     }
                     self.aliases.insert(top.clone(), top);
                 }
@@ -155,7 +155,7 @@ impl Walker<'_> {
             for al in &f.names {
                 let bound = al.asname.as_ref().unwrap_or(&al.name);
                 if bound.as_str() != "*" {
-                    self.bind_name(bound.as_str(), al.range, ctx);
+                    self.bind_import_name(bound.as_str(), al.range, ctx);
                 }
             }
             return;
@@ -214,7 +214,7 @@ impl Walker<'_> {
                 .as_ref()
                 .map(|a| a.as_str())
                 .unwrap_or(al.name.as_str());
-            self.bind_name(bound, al.range, ctx);
+            self.bind_import_name(bound, al.range, ctx);
             self.aliases
                 .insert(normalize::ident(bound).into_owned(), full);
         }

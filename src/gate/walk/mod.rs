@@ -175,6 +175,10 @@ pub(crate) struct Walker<'a> {
     /// First-parameter name of each function scope that is a method.
     self_names: Vec<Option<String>>,
     bound: HashSet<String>,
+    /// Banned module names the job binds for a value of its own (never the view an
+    /// `import os` binds), and the reads of such names, decided in `finish`.
+    own_module_names: HashSet<String>,
+    module_name_reads: Vec<(String, TextRange)>,
     fn_stores: HashSet<(u32, String)>,
     declared_outer: HashSet<String>,
     shadow_uses: Vec<(String, TextRange)>,
@@ -247,6 +251,8 @@ impl<'a> Walker<'a> {
             out: Vec::new(),
             self_names: vec![None],
             bound: HashSet::new(),
+            own_module_names: HashSet::new(),
+            module_name_reads: Vec::new(),
             fn_stores: HashSet::new(),
             declared_outer: HashSet::new(),
             shadow_uses: Vec::new(),

@@ -12,6 +12,18 @@ impl Walker<'_> {
         self.bound.insert(n);
     }
 
+    /// A name an import binds. A banned name stays refused at module scope even where
+    /// the job may bind it for a value of its own: `import numpy as os` reads as the
+    /// module. (A function's import binds a local, as any binding there does.)
+    pub(super) fn bind_import_name(&mut self, raw: &str, range: TextRange, ctx: Ctx) {
+        let n = normalize::ident(raw).into_owned();
+        if self.checking && ctx.scope == 0 && self.is_own_module_name(&n) {
+            self.check_bound_name(&n, range);
+            return;
+        }
+        self.bind_name(&n, range, ctx);
+    }
+
     /// A function parameter (in the function's own scope): bound, but not a
     /// *re*binding of `self`.
     pub(super) fn bind_param(&mut self, raw: &str, range: TextRange, scope: u32) {
@@ -26,6 +38,10 @@ impl Walker<'_> {
     /// `global`) is still refused.
     pub(super) fn bind_in_scope(&mut self, n: &str, range: TextRange, scope: u32) {
         if !self.checking {
+            return;
+        }
+        if self.is_own_module_name(n) {
+            self.own_module_names.insert(n.to_string());
             return;
         }
         let banned =
@@ -106,6 +122,11 @@ impl Walker<'_> {
         if ctx.has(F_VIEW_MEMBER) && self.is_module_view(n) {
             return; // `os.path`, `pathlib.Path`: the member is judged with the chain
         }
+        if self.is_own_module_name(n) {
+            // `for site in sites: print(site)`: decided once every binding is known.
+            self.module_name_reads.push((n.to_string(), range));
+            return;
+        }
         let banned =
             self.policy.banned_builtins.contains(n) || self.policy.banned_names.contains(n);
         if banned && ctx.scope != 0 && !strings::is_dunder(n) {
@@ -170,6 +191,13 @@ impl Walker<'_> {
         if self.policy.shadowable_names.contains(n) {
             self.shadow_uses.push((n.to_string(), range));
         }
+    }
+
+    /// Whether `n` is a banned module name a job may bind for a value of its own
+    /// (`names::is_bindable_module_name`).
+    fn is_own_module_name(&self, n: &str) -> bool {
+        self.policy.banned_names.contains(n)
+            && crate::gate::policy::names::is_bindable_module_name(n)
     }
 
     /// Whether `n` is a banned name the policy lets a job import as a view of reviewed

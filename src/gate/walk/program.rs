@@ -32,6 +32,13 @@ impl Walker<'_> {
                     || self.report_banned_name(&u.name, u.range);
             }
         }
+        // Banned module names: a read passes when the job binds the name for a value of
+        // its own (nothing else in its namespace or builtins goes by it).
+        for (n, range) in std::mem::take(&mut self.module_name_reads) {
+            if !self.own_module_names.contains(&n) {
+                self.report_banned_name(&n, range);
+            }
+        }
         // shadowable names: banned unless the job binds them itself
         for (n, range) in std::mem::take(&mut self.shadow_uses) {
             if !self.bound.contains(&n) {
