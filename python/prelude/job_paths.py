@@ -150,11 +150,26 @@ _SYS_MEMBERS = {'exit': _sys_exit, 'stdout': _JobStream(False), 'stderr': _JobSt
 _sys_exit.__name__ = _sys_exit.__qualname__ = 'exit'
 
 
+# Members of the job's views of sys, platform and gc handed out as the real functions:
+# each answers about its argument or the interpreter and reaches nothing else, and the
+# views' check of re-exported capabilities would refuse them, being of those modules.
+_REAL_MEMBERS = (('sys', 'getsizeof'), ('platform', 'system'), ('platform', 'machine'),
+                 ('platform', 'python_version'), ('platform', 'python_implementation'),
+                 ('gc', 'collect'))
+
+
 def _install_sys_view():
-    """At warm-up: the members of the job's `sys` view that are pyward's own."""
+    """At warm-up: the members of the job's `sys` view that are pyward's own, and the
+    real functions of its `sys`, `platform` and `gc` views (`_REAL_MEMBERS`)."""
+    import gc
+    import platform
     for name in _RULES['module_members'].get('sys', ()):
         if name in _SYS_MEMBERS:
             _MEMBER_WRAPPERS[('sys', name)] = _SYS_MEMBERS[name]
+    modules = {'sys': sys, 'platform': platform, 'gc': gc}
+    for module, name in _REAL_MEMBERS:
+        if name in _RULES['module_members'].get(module, ()):
+            _MEMBER_WRAPPERS[(module, name)] = getattr(modules[module], name)
 
 
 # --- os.path for jobs -------------------------------------------------------------------

@@ -548,6 +548,17 @@ def _os_walk(top='.', topdown=True, onerror=None, followlinks=False):
         pending[:0] = [posixpath.join(folder, name) for name in dirs]
 
 
+def _os_chdir(path):
+    """`os.chdir` to the job's folder (`os.chdir(os.path.dirname(os.path.abspath(__file__)))`,
+    `os.chdir('/mnt/data')`), where the job already runs: nothing changes. The working
+    directory is the worker's, so any other folder is refused."""
+    text = _path_text(path)
+    if text is not None and _place(text) in ('.', _MNT_DATA):
+        return
+    raise PermissionError(f"os.chdir: the job runs in its own folder, {_MNT_DATA}, and stays "
+                          "there; read and write files by their names or paths from it")
+
+
 def _os_getenv(key, default=None):
     """`os.getenv`: the job's own environment (`os.environ`), empty when it starts."""
     return _JOB_ENVIRON.get(key, default)
@@ -558,7 +569,8 @@ def _os_getenv(key, default=None):
 _JOB_ENVIRON = {}
 
 _OS_FOLDERS = {'makedirs': _os_makedirs, 'mkdir': _os_mkdir, 'listdir': _os_listdir,
-               'getcwd': _os_getcwd, 'walk': _os_walk, 'getenv': _os_getenv}
+               'getcwd': _os_getcwd, 'walk': _os_walk, 'getenv': _os_getenv,
+               'chdir': _os_chdir}
 for _name, _stand_in in _OS_FOLDERS.items():
     _stand_in.__name__ = _stand_in.__qualname__ = _name
 del _name, _stand_in

@@ -98,6 +98,11 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
                  'zoneinfo'):
         if name in _RULES['allowed_modules']:
             __import__(name)
+    # The answers the job's `platform` view gives are cached by the module on first
+    # use: filled here, so a job's first call changes no module state.
+    if 'platform' in _RULES['allowed_modules']:
+        import platform
+        platform.uname(), platform.python_version(), platform.python_implementation()
     # What C code imports on first use while a job's frame is current (its import goes
     # through the job's `__import__`, which lets through only modules already loaded):
     # `datetime.strptime` and `time.strptime` import `_strptime`.

@@ -288,6 +288,58 @@ plt.savefig("zones.png")
     }
 }
 
+/// The lines scripts open with: `os.chdir` to the script's own folder (where the job
+/// already is), fonts chosen by `platform.system()`, `os.name`, `sys.getsizeof`,
+/// `gc.collect()`. The worker serves on; any other folder, and the rest of platform and
+/// gc, stay refused, gate on and off.
+#[test]
+fn os_chdir_to_the_job_s_folder_platform_and_gc_run_as_in_a_script() {
+    let src = inputs();
+    let exec = executor(Policy::figures());
+    let code = r#"
+import gc, os, platform, sys
+from pathlib import Path
+os.chdir(os.path.dirname(os.path.abspath(__file__)))
+os.chdir(Path(__file__).parent)
+os.chdir("/mnt/data")
+font = "SimHei" if platform.system() == "Windows" else "DejaVu Sans"
+print(os.name, platform.system(), platform.machine() != "", platform.python_implementation(),
+      platform.python_version().startswith("3."), sys.getsizeof([1, 2]) > 0, gc.collect() >= 0, font)
+for folder in ["/etc", "..", "/tmp", "output"]:
+    try:
+        os.chdir(folder)
+        print("CHANGED", folder)
+    except PermissionError:
+        print("refused", folder)
+print(os.getcwd(), len(open("sales.csv").read()) > 0)
+plt.plot([1, 2])
+plt.savefig("chart.png")
+"#;
+    for _ in 0..2 {
+        let o = run(&exec, code, src.path());
+        expect_ok(&o);
+        assert_eq!(
+            o.stdout,
+            "posix Linux True CPython True True True DejaVu Sans\nrefused /etc\nrefused ..\n\
+             refused /tmp\nrefused output\n/mnt/data True\n"
+        );
+        assert!(o.retired.is_none(), "{:?}", o.retired);
+    }
+    let gate_off = executor(Policy::gate_disabled_for_testing());
+    for (code, member) in [
+        ("import gc\ngc.get_objects()", "get_objects"),
+        ("import gc\ngc.get_referrers(1)", "get_referrers"),
+        ("import platform\nplatform.node()", "node"),
+        ("import platform\nplatform.uname()", "uname"),
+        ("import platform\nplatform.architecture()", "architecture"),
+    ] {
+        let v = pyward::gate::check(code, &Policy::figures()).unwrap();
+        assert!(!v.is_allowed(), "the gate allowed {code}");
+        let e = python_error(&run(&gate_off, code, src.path())).clone();
+        assert!(e.message.contains(member), "{code}: {e:?}");
+    }
+}
+
 #[test]
 fn glob_and_os_path_answer_for_the_job_s_files_and_never_the_host() {
     let src = inputs();

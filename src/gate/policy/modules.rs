@@ -30,11 +30,13 @@
 //! | logging (members only) | `basicConfig`, `getLogger`, loggers, handlers and formatters as pyward's per-job stand-ins (python/prelude/job_logging.py): records go to the job's stderr, or to a log file written as an artifact through the job's `open`; the level constants | the real module's loggers, handlers and manager (the process's and the libraries') |
 //! | traceback (members only: `format_exc`, `print_exc`, `format_exception`, `print_exception`) | the exception with the job's own frames, as the job's error report shows them | frames, stack walking, every other name |
 //! | glob (members only: `glob`, `iglob`) | the job's files that match a pattern, answered as the reviewed `Path.glob` answers | `root_dir`, `dir_fd`; every other name of glob |
-//! | os (members only: `path`, `makedirs`, `mkdir`, `listdir`, `getcwd`) | folders as the reviewed `Path` answers them (`makedirs`/`mkdir` change nothing on disk, `listdir` lists the job's own folders, `getcwd` is `/mnt/data`); `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile`/`isdir`/`getsize`/`getmtime` answered against the job's inputs and the files it wrote only, `abspath`/`realpath` as `Path.resolve` (with `/mnt/data` as the working directory) | every other name of `os` and of `os.path` (`expanduser`, `getcwdb`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
+//! | os (members only: `path`, `makedirs`, `mkdir`, `listdir`, `getcwd`, `chdir`, `walk`, `environ`, `getenv`, `sep`, `name`) | folders as the reviewed `Path` answers them (`makedirs`/`mkdir` change nothing on disk, `listdir` lists the job's own folders, `getcwd` is `/mnt/data`, `chdir` to it, as `os.chdir(os.path.dirname(os.path.abspath(__file__)))` does, changes nothing and any other folder is refused); `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile`/`isdir`/`getsize`/`getmtime` answered against the job's inputs and the files it wrote only, `abspath`/`realpath` as `Path.resolve` (with `/mnt/data` as the working directory) | every other name of `os` and of `os.path` (`expanduser`, `getcwdb`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
 //! | openpyxl (members only) | workbooks (`Workbook`, `load_workbook`), cell styles (`openpyxl.styles`: `Font`, `Alignment`, `PatternFill`, `GradientFill`, `Border`, `Side`, `Color`, `Protection`, `NamedStyle`, the `FORMAT_*` strings of `styles.numbers`), charts of the workbook's own cells (`openpyxl.chart`: `BarChart`, `LineChart`, `PieChart`, `ScatterChart`, `AreaChart`, `DoughnutChart`, `Reference`, `Series`), Excel tables (`openpyxl.worksheet.table`: `Table`, `TableStyleInfo`), conditional formatting by value (`openpyxl.formatting.rule`: `ColorScaleRule`, `DataBarRule`, `IconSetRule`, `CellIsRule`), pictures (`openpyxl.drawing.image.Image`, read by Pillow through the job's reads), `get_column_letter`, `column_index_from_string`, `dataframe_to_rows`; pandas' `to_excel`/`ExcelWriter` use it (and `read_excel(engine="openpyxl")`; the default reader is calamine, given only workbooks screened for DTDs and inflation, `python/prelude/spreadsheets.py`). Workbook XML is parsed through defusedxml (entities refused); `load_workbook` reads the job's inputs and outputs only and never keeps macros | every other module of openpyxl (readers, packaging, the rest of `drawing`, `xml`, `reader.excel`, `writer.excel`, `FormulaRule`), `keep_vba`, external links |
 //! | xlsxwriter (members only) | pandas' other `.xlsx` writer (`ExcelWriter(engine="xlsxwriter")`, `writer.book.add_format`, `worksheet.set_column`), `Workbook` for code that writes one directly, the cell-name helpers of `xlsxwriter.utility`. Write-only: it parses no XML. Its workbooks are kept in memory (no temporary files), saved reproducibly, and their images and themes are read through the job's `open` (`python/prelude/spreadsheets.py`) | every other module of xlsxwriter; macros (`add_vba_project`, `add_signed_vba_project`, `set_vba_name`) and `set_tempdir` refused at run time |
-//! | sys (members only) | `sys.exit(status)` (0 or None ends the job as the end of its code; any other status is a failure), `sys.stdout`/`sys.stderr` (the job's captured streams; `reconfigure` accepted), `argv` (the job's own list: its script's name and no arguments), `version`, `version_info`, `maxsize`, `float_info` | everything else (`platform` is a banned name): modules, frames, paths, hooks |
+//! | sys (members only) | `sys.exit(status)` (0 or None ends the job as the end of its code; any other status is a failure), `sys.stdout`/`sys.stderr` (the job's captured streams; `reconfigure` accepted), `argv` (the job's own list: its script's name and no arguments), `version`, `version_info`, `maxsize`, `float_info`, `getsizeof` | everything else (`platform` is a banned name): modules, frames, paths, hooks |
 //! | tabulate (members only) | `tabulate(rows, headers=...)`, the text tables `DataFrame.to_markdown()` also formats with | everything else of the module (its format tables are module state) |
+//! | platform (members only: `system`, `machine`, `python_version`, `python_implementation`) | what fonts and paths scripts choose by (`if platform.system() == "Windows"`): `'Linux'`, the processor's kind, the interpreter's version | everything else (`node`, `uname`, `platform()`, `libc_ver`, `architecture`, which runs `file`) |
+//! | gc (members only: `collect`) | frees the job's unreachable objects now, as memory-minded scripts ask | `get_objects`, `get_referrers`, `get_referents` (every live object), `freeze`, `callbacks`, `disable` |
 //! | zoneinfo (members only: `ZoneInfo`, `ZoneInfoNotFoundError`) | time zones by IANA name, read from the tzdata package: the class pandas already hands out as a timestamp's `tz` | `reset_tzpath` (where zone files are read from), `available_timezones` (walks those folders), `TZPATH` |
 //! | dateutil (members only) | month arithmetic (`dateutil.relativedelta.relativedelta`) and date parsing (`dateutil.parser.parse`, `isoparse`), pandas' own dependencies | `dateutil.tz` (reads the system's zone files), `rrule`, `easter`, the parser's module state |
 
@@ -183,8 +185,11 @@ pub(super) const FIGURE_MODULES: &[&str] = &[
     // Members only (see MODULE_MEMBERS): text tables; month arithmetic and date parsing.
     "tabulate",
     "dateutil",
-    // Members only (see MODULE_MEMBERS): time zones by name.
+    // Members only (see MODULE_MEMBERS): time zones by name; the system's name (scripts
+    // choose fonts by it); a collection now.
     "zoneinfo",
+    "platform",
+    "gc",
     // Members only (see MODULE_MEMBERS): exit, the job's streams, interpreter facts.
     "sys",
 ];
@@ -307,6 +312,11 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ),
             ("getenv", "reads the job's own environment"),
             ("sep", "a constant"),
+            ("name", "'posix', a constant"),
+            (
+                "chdir",
+                "to the job's folder only (/mnt/data, __file__'s folder), where the job already is: nothing changes; any other folder refused",
+            ),
         ],
     ),
     (
@@ -635,7 +645,24 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("version_info", "a tuple"),
             ("maxsize", "a number"),
             ("float_info", "a tuple of numbers"),
+            ("getsizeof", "an object's size in bytes"),
         ],
+    ),
+    (
+        "platform",
+        &[
+            ("system", "the system's name: 'Linux'"),
+            ("machine", "the processor's kind: 'x86_64'"),
+            ("python_version", "the interpreter's version, as text"),
+            ("python_implementation", "'CPython'"),
+        ],
+    ),
+    (
+        "gc",
+        &[(
+            "collect",
+            "frees the job's unreachable objects now (the worker collects after every job too)",
+        )],
     ),
     (
         "tabulate",

@@ -51,7 +51,10 @@ pub(crate) const BANNED_NAME_REASONS: &[(&str, &str)] = &[
     ("builtins", "the unrestricted builtins"),
     ("__builtins__", "the unrestricted builtins"),
     ("bltns", "enum's alias of the builtins module"),
-    ("gc", "reaches every live object (gc.get_objects)"),
+    (
+        "gc",
+        "reaches every live object (gc.get_objects); `import gc` gives gc.collect only",
+    ),
     ("inspect", "frames, source and globals of any function"),
     ("traceback", "frames of the running program"),
     ("types", "builds functions and code objects"),
@@ -79,7 +82,10 @@ pub(crate) const BANNED_NAME_REASONS: &[(&str, &str)] = &[
     ("fcntl", "file descriptor control"),
     ("termios", "terminal control"),
     ("mmap", "maps files and memory"),
-    ("platform", "runs programs to identify the host"),
+    (
+        "platform",
+        "runs programs to identify the host; `import platform` gives system, machine and python_version only",
+    ),
     ("pdb", "debugger: evaluates strings"),
     ("bdb", "debugger: evaluates strings"),
     (
@@ -384,6 +390,10 @@ pub(crate) const REVIEWED_PATHS: &[(&str, &str)] = &[
     (
         "logging.Formatter",
         "pyward's log formatter (python/prelude/job_logging.py), not string.Formatter",
+    ),
+    (
+        "platform.system",
+        "the system's name, 'Linux' (the job's platform view), not os.system",
     ),
 ];
 
