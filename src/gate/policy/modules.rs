@@ -31,7 +31,7 @@
 //! | traceback (members only: `format_exc`, `print_exc`, `format_exception`, `print_exception`) | the exception with the job's own frames, as the job's error report shows them | frames, stack walking, every other name |
 //! | glob (members only: `glob`, `iglob`) | the job's files that match a pattern, answered as the reviewed `Path.glob` answers | `root_dir`, `dir_fd`; every other name of glob |
 //! | os (members only: `path`, `makedirs`, `mkdir`, `listdir`, `getcwd`, `chdir`, `walk`, `environ`, `getenv`, `sep`, `name`) | folders as the reviewed `Path` answers them (`makedirs`/`mkdir` change nothing on disk, `listdir` lists the job's own folders, `getcwd` is `/mnt/data`, `chdir` to it, as `os.chdir(os.path.dirname(os.path.abspath(__file__)))` does, changes nothing and any other folder is refused); `os.path` string helpers (`join`, `basename`, `dirname`, `splitext`, `split`, `normpath`, `isabs`, `sep`) and `exists`/`isfile`/`isdir`/`getsize`/`getmtime` answered against the job's inputs and the files it wrote only, `abspath`/`realpath` as `Path.resolve` (with `/mnt/data` as the working directory) | every other name of `os` and of `os.path` (`expanduser`, `getcwdb`, ...); `os` stays a banned name outside `import os` and `os.path.<member>` |
-//! | openpyxl (members only) | workbooks (`Workbook`, `load_workbook`), cell styles (`openpyxl.styles`: `Font`, `Alignment`, `PatternFill`, `GradientFill`, `Border`, `Side`, `Color`, `Protection`, `NamedStyle`, the `FORMAT_*` strings of `styles.numbers`), charts of the workbook's own cells (`openpyxl.chart`: `BarChart`, `LineChart`, `PieChart`, `ScatterChart`, `AreaChart`, `DoughnutChart`, `Reference`, `Series`), Excel tables (`openpyxl.worksheet.table`: `Table`, `TableStyleInfo`), conditional formatting by value (`openpyxl.formatting.rule`: `ColorScaleRule`, `DataBarRule`, `IconSetRule`, `CellIsRule`), pictures (`openpyxl.drawing.image.Image`, read by Pillow through the job's reads), `get_column_letter`, `column_index_from_string`, `dataframe_to_rows`; pandas' `to_excel`/`ExcelWriter` use it (and `read_excel(engine="openpyxl")`; the default reader is calamine, given only workbooks screened for DTDs and inflation, `python/prelude/spreadsheets.py`). Workbook XML is parsed through defusedxml (entities refused); `load_workbook` reads the job's inputs and outputs only and never keeps macros | every other module of openpyxl (readers, packaging, the rest of `drawing`, `xml`, `reader.excel`, `writer.excel`, `FormulaRule`), `keep_vba`, external links |
+//! | openpyxl (members only) | workbooks (`Workbook`, `load_workbook`), cell styles (`openpyxl.styles`: `Font`, `Alignment`, `PatternFill`, `GradientFill`, `Border`, `Side`, `Color`, `Protection`, `NamedStyle`, the `FORMAT_*` strings of `styles.numbers`), charts of the workbook's own cells (`openpyxl.chart`: `BarChart`, `LineChart`, `PieChart`, `ScatterChart`, `AreaChart`, `DoughnutChart`, `Reference`, `Series`), Excel tables (`openpyxl.worksheet.table`: `Table`, `TableStyleInfo`), conditional formatting (`openpyxl.formatting.rule`: `ColorScaleRule`, `DataBarRule`, `IconSetRule`, `CellIsRule`, `FormulaRule`), drop-down lists and bounds (`openpyxl.worksheet.datavalidation.DataValidation`), pictures (`openpyxl.drawing.image.Image`, read by Pillow through the job's reads), `get_column_letter`, `column_index_from_string`, `dataframe_to_rows`; pandas' `to_excel`/`ExcelWriter` use it (and `read_excel(engine="openpyxl")`; the default reader is calamine, given only workbooks screened for DTDs and inflation, `python/prelude/spreadsheets.py`). Workbook XML is parsed through defusedxml (entities refused); `load_workbook` reads the job's inputs and outputs only and never keeps macros | every other module of openpyxl (readers, packaging, the rest of `drawing`, `xml`, `reader.excel`, `writer.excel`), `keep_vba`, external links |
 //! | xlsxwriter (members only) | pandas' other `.xlsx` writer (`ExcelWriter(engine="xlsxwriter")`, `writer.book.add_format`, `worksheet.set_column`), `Workbook` for code that writes one directly, the cell-name helpers of `xlsxwriter.utility`. Write-only: it parses no XML. Its workbooks are kept in memory (no temporary files), saved reproducibly, and their images and themes are read through the job's `open` (`python/prelude/spreadsheets.py`) | every other module of xlsxwriter; macros (`add_vba_project`, `add_signed_vba_project`, `set_vba_name`) and `set_tempdir` refused at run time |
 //! | sys (members only) | `sys.exit(status)` (0 or None ends the job as the end of its code; any other status is a failure), `sys.stdout`/`sys.stderr` (the job's captured streams; `reconfigure` accepted), `argv` (the job's own list: its script's name and no arguments), `version`, `version_info`, `maxsize`, `float_info`, `getsizeof` | everything else (`platform` is a banned name): modules, frames, paths, hooks |
 //! | tabulate (members only) | `tabulate(rows, headers=...)`, the text tables `DataFrame.to_markdown()` also formats with | everything else of the module (its format tables are module state) |
@@ -45,7 +45,7 @@
 const IMPORT_ALTERNATIVES: &[(&[&str], &str)] = &[
     (
         &["os", "glob", "shutil"],
-        "list the inputs with glob.glob('*.csv'), listdir(), walkfiles() or Path('/mnt/data').glob('*.csv') and read them by name; of os, only os.path's string helpers (join, basename, dirname, splitext, exists, isfile) and the folder functions makedirs, listdir and getcwd are available",
+        "list the inputs with glob.glob('*.csv'), listdir(), walkfiles() or Path('/mnt/data').glob('*.csv') and read them by name; of os, only os.path's string helpers (join, basename, dirname, splitext, exists, isfile), the folder functions makedirs, listdir, walk and getcwd, and chdir to the job's own folder are available",
     ),
     (
         &["sys"],
@@ -503,7 +503,23 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("ManualLayout", "where a chart's parts sit: chart settings"),
         ],
     ),
-    ("openpyxl.worksheet", &[("table", "the view of openpyxl.worksheet.table below")]),
+    (
+        "openpyxl.worksheet",
+        &[
+            ("table", "the view of openpyxl.worksheet.table below"),
+            (
+                "datavalidation",
+                "the view of openpyxl.worksheet.datavalidation below",
+            ),
+        ],
+    ),
+    (
+        "openpyxl.worksheet.datavalidation",
+        &[(
+            "DataValidation",
+            "a cell range's allowed values (a drop-down list, bounds): formula text in the workbook, as a CellIsRule's",
+        )],
+    ),
     (
         "openpyxl.worksheet.table",
         &[
@@ -519,6 +535,10 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("DataBarRule", "conditional formatting by value"),
             ("IconSetRule", "conditional formatting by value"),
             ("CellIsRule", "conditional formatting by comparison with a value"),
+            (
+                "FormulaRule",
+                "conditional formatting by a formula over the sheet's cells (formula text in the workbook, as a CellIsRule's; no cell formula)",
+            ),
         ],
     ),
     (
