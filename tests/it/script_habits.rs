@@ -56,6 +56,22 @@ fn on_disk_and_in_memory(
     })
 }
 
+/// Each `(code, member)` is refused by the gate and, with the gate off, raises a Python
+/// error that names the member.
+fn refused_gate_on_and_off(src: &std::path::Path, cases: &[(&str, &str)]) {
+    let gate_off = executor(Policy::gate_disabled_for_testing());
+    for (code, member) in cases {
+        let v = pyward::gate::check(code, &Policy::figures()).unwrap();
+        assert!(!v.is_allowed(), "the gate allowed {code}");
+        let o = run(&gate_off, code, src);
+        let e = python_error(&o);
+        assert!(
+            e.type_name.ends_with("Error") && e.message.contains(member),
+            "{code}: {e:?}"
+        );
+    }
+}
+
 fn text(o: &Outcome, name: &str) -> String {
     let artifact = o
         .artifact(name)
@@ -265,27 +281,20 @@ plt.savefig("zones.png")
         o.stdout,
         "2024-07-01 02:00:00+01:00 True\nZoneInfoNotFoundError\nValueError\nValueError\n"
     );
-    let gate_off = executor(Policy::gate_disabled_for_testing());
-    for (code, member) in [
-        (
-            "import zoneinfo\nzoneinfo.reset_tzpath(['/etc'])",
-            "reset_tzpath",
-        ),
-        (
-            "import zoneinfo\nprint(zoneinfo.available_timezones())",
-            "available_timezones",
-        ),
-        ("from zoneinfo import TZPATH\nprint(TZPATH)", "TZPATH"),
-    ] {
-        let v = pyward::gate::check(code, &Policy::figures()).unwrap();
-        assert!(!v.is_allowed(), "the gate allowed {code}");
-        let o = run(&gate_off, code, src.path());
-        let e = python_error(&o);
-        assert!(
-            e.type_name.ends_with("Error") && e.message.contains(member),
-            "{code}: {e:?}"
-        );
-    }
+    refused_gate_on_and_off(
+        src.path(),
+        &[
+            (
+                "import zoneinfo\nzoneinfo.reset_tzpath(['/etc'])",
+                "reset_tzpath",
+            ),
+            (
+                "import zoneinfo\nprint(zoneinfo.available_timezones())",
+                "available_timezones",
+            ),
+            ("from zoneinfo import TZPATH\nprint(TZPATH)", "TZPATH"),
+        ],
+    );
 }
 
 /// The lines scripts open with: `os.chdir` to the script's own folder (where the job
@@ -325,19 +334,16 @@ plt.savefig("chart.png")
         );
         assert!(o.retired.is_none(), "{:?}", o.retired);
     }
-    let gate_off = executor(Policy::gate_disabled_for_testing());
-    for (code, member) in [
-        ("import gc\ngc.get_objects()", "get_objects"),
-        ("import gc\ngc.get_referrers(1)", "get_referrers"),
-        ("import platform\nplatform.node()", "node"),
-        ("import platform\nplatform.uname()", "uname"),
-        ("import platform\nplatform.architecture()", "architecture"),
-    ] {
-        let v = pyward::gate::check(code, &Policy::figures()).unwrap();
-        assert!(!v.is_allowed(), "the gate allowed {code}");
-        let e = python_error(&run(&gate_off, code, src.path())).clone();
-        assert!(e.message.contains(member), "{code}: {e:?}");
-    }
+    refused_gate_on_and_off(
+        src.path(),
+        &[
+            ("import gc\ngc.get_objects()", "get_objects"),
+            ("import gc\ngc.get_referrers(1)", "get_referrers"),
+            ("import platform\nplatform.node()", "node"),
+            ("import platform\nplatform.uname()", "uname"),
+            ("import platform\nplatform.architecture()", "architecture"),
+        ],
+    );
 }
 
 #[test]
