@@ -242,6 +242,12 @@ for region, n in [("north", 2), ("south", 3)]:
     plt.close()
 sizes = [len(open(f"charts/{r}/trend.png", "rb").read()) for r in ("north", "south")]
 print(all(s > 1000 for s in sizes), sizes[0] != sizes[1])
+for p in ["charts/../../../etc/passwd", "/etc/passwd", "charts/south/trend.png\x00x",
+          "/mnt/data/charts/../../etc/passwd"]:
+    try:
+        print("READ", len(open(p, "rb").read()))
+    except (PermissionError, FileNotFoundError, ValueError):
+        pass
 wb = Workbook()
 wb.active.add_image(Image("charts/south/trend.png"), "B2")
 wb.save("report.xlsx")
@@ -314,12 +320,12 @@ os.chdir("/mnt/data")
 font = "SimHei" if platform.system() == "Windows" else "DejaVu Sans"
 print(os.name, platform.system(), platform.machine() != "", platform.python_implementation(),
       platform.python_version().startswith("3."), sys.getsizeof([1, 2]) > 0, gc.collect() >= 0, font)
-for folder in ["/etc", "..", "/tmp", "output"]:
+for folder in ["/etc", "..", "/tmp", "output", "/mnt/data/../..", "/proc/self/cwd", "\x00", "a" * 5000]:
     try:
         os.chdir(folder)
         print("CHANGED", folder)
     except PermissionError:
-        print("refused", folder)
+        print("refused", folder[:8])
 print(os.getcwd(), len(open("sales.csv").read()) > 0)
 plt.plot([1, 2])
 plt.savefig("chart.png")
@@ -330,7 +336,8 @@ plt.savefig("chart.png")
         assert_eq!(
             o.stdout,
             "posix Linux True CPython True True True DejaVu Sans\nrefused /etc\nrefused ..\n\
-             refused /tmp\nrefused output\n/mnt/data True\n"
+             refused /tmp\nrefused output\nrefused /mnt/dat\nrefused /proc/se\n\
+             refused \x00\nrefused aaaaaaaa\n/mnt/data True\n"
         );
         assert!(o.retired.is_none(), "{:?}", o.retired);
     }
