@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+mod active_content;
 mod bounds;
 mod expect;
 mod outputs;

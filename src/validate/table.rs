@@ -69,7 +69,8 @@ pub struct TableCheck {
     /// or carriage return): a spreadsheet program runs them as formulas, the
     /// spreadsheet-injection vector. A negative number stored as a number is fine (in
     /// CSV, a field that reads as a number). On by default; in a workbook every sheet
-    /// is looked at.
+    /// is looked at, and what runs or fetches outside the cells (macros, external
+    /// links, formulas of rules and names that call out) is refused too.
     #[serde(default = "yes")]
     pub no_formulas: bool,
 }
@@ -504,6 +505,13 @@ impl TableCheck {
                 table.injection_count,
                 self.artifact,
                 listed(&table.injections, table.injection_count)
+            )));
+        }
+        if self.no_formulas && table.active_count > 0 {
+            fail(Err(format!(
+                "{} holds what a spreadsheet program runs or fetches on its own (write values and formatting only: no macros, links to other files, or formulas that call out): {}",
+                self.artifact,
+                listed(&table.active, table.active_count)
             )));
         }
         for c in &self.required_columns {

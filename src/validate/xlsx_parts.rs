@@ -2,7 +2,8 @@
 //! part inflated once against a running budget (a zip bomb lies about its sizes), DTDs
 //! refused, the shared-string count bounded, the sheet list read from the workbook and
 //! its relationships, and formula cells found by this module's own scan of the sheet
-//! XML. The limits are [`super::bounds`].
+//! XML, with what runs or fetches outside the cells ([`super::active_content`]). The
+//! limits are [`super::bounds`].
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufReader, Cursor, Read};
@@ -10,6 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use quick_xml::events::Event;
 
+use super::active_content::{active_part, calls_out};
 use super::bounds::{truncate, MAX_INFLATED_BYTES, MAX_TABLE_CELLS, MAX_ZIP_ENTRIES, NAMED};
 
 /// What the bounded pass over a workbook's parts found.
@@ -19,6 +21,19 @@ pub(super) struct Parts {
     /// Formula cells per sheet part: (cell, formula text).
     pub(super) formulas: HashMap<String, Vec<(String, String)>>,
     pub(super) formula_count: usize,
+    /// What a spreadsheet program runs or fetches outside the cells, named (at most
+    /// [`NAMED`]); and how many there were.
+    pub(super) active: Vec<String>,
+    pub(super) active_count: usize,
+}
+
+impl Parts {
+    fn note_active(&mut self, finding: String) {
+        self.active_count += 1;
+        if self.active.len() < NAMED {
+            self.active.push(finding);
+        }
+    }
 }
 
 /// A reader that fails once more than its budget has been read through it.
@@ -54,7 +69,8 @@ fn inflate_error(name: &str, e: impl std::fmt::Display) -> String {
 }
 
 /// Inflates every part once, within the bounds; reads the sheet list; finds formula
-/// cells when `formulas`; refuses DTDs and an oversized shared-string count.
+/// cells and active content when `formulas`; refuses DTDs and an oversized
+/// shared-string count.
 pub(super) fn scan_parts(name: &str, bytes: &[u8], formulas: bool) -> Result<Parts, String> {
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
         .map_err(|e| format!("{name} is not an xlsx workbook (not a zip archive: {e})"))?;
@@ -75,12 +91,27 @@ pub(super) fn scan_parts(name: &str, bytes: &[u8], formulas: bool) -> Result<Par
         sheets,
         formulas: HashMap::new(),
         formula_count: 0,
+        active: Vec::new(),
+        active_count: 0,
     };
+    if formulas {
+        for (defined, text) in defined_names(&workbook) {
+            if let Some(why) = outside_formula_calls_out(&text) {
+                found.note_active(format!(
+                    "{name}: the defined name {defined} holds {why}: {}",
+                    truncate(&text, 60)
+                ));
+            }
+        }
+    }
     for i in 0..zip.len() {
         let entry = zip
             .by_index(i)
             .map_err(|e| format!("{name} is not a readable workbook: {e}"))?;
         let part = entry.name().to_string();
+        if let Some(what) = active_part(&part).filter(|_| formulas) {
+            found.note_active(format!("{name} holds {part}, {what}"));
+        }
         let lower = part.to_ascii_lowercase();
         let is_xml = lower.ends_with(".xml") || lower.ends_with(".rels") || lower.ends_with(".vml");
         let reader = Budget {
@@ -92,18 +123,19 @@ pub(super) fn scan_parts(name: &str, bytes: &[u8], formulas: bool) -> Result<Par
                 .map_err(|e| inflate_error(name, e))?;
             continue;
         }
-        let is_sheet = found
+        let sheet = found
             .sheets
             .iter()
-            .any(|(_, p)| p.eq_ignore_ascii_case(&part));
+            .find(|(_, p)| p.eq_ignore_ascii_case(&part))
+            .map(|(s, _)| format!("{name}!{s}"));
         let shared_strings = lower == "xl/sharedstrings.xml";
         let mut xml = quick_xml::Reader::from_reader(BufReader::new(reader));
         check_prolog(name, &part, &mut xml, shared_strings)?;
-        if !(formulas && is_sheet) {
+        let Some(sheet) = sheet.filter(|_| formulas) else {
             drain(name, xml)?;
             continue;
-        }
-        // Formula cells are rare: a search for the tag decides whether the sheet is
+        };
+        // Formulas are rare: a search for their tags decides whether the sheet is
         // parsed again to name them.
         let has_formula = find_formula_tag(xml.into_inner()).map_err(|e| inflate_error(name, e))?;
         if has_formula {
@@ -114,6 +146,7 @@ pub(super) fn scan_parts(name: &str, bytes: &[u8], formulas: bool) -> Result<Par
             scan_formulas(
                 name,
                 &part,
+                &sheet,
                 Budget {
                     inner: entry,
                     left: &mut left,
@@ -144,29 +177,46 @@ fn refuse_repeated_sheets(sheets: &[(String, String)]) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether an XML stream holds a formula element: `f`, with a namespace prefix or
-/// without, followed by `>`, `/` or white space (`<f>`, `<f t="shared" .../>`,
-/// `<x:f>`, `<f\n>`).
+/// Whether an XML stream holds a formula: an element `f` (a cell's formula, or one in
+/// the sheet's extensions), with a namespace prefix or without, followed by `>`, `/` or
+/// white space (`<f>`, `<f t="shared" .../>`, `<x:f>`, `<f\n>`), or an element whose
+/// name starts `formula` (a conditional format's rule, a data validation's list).
 fn find_formula_tag<R: Read>(mut reader: R) -> std::io::Result<bool> {
-    const TAGS: [&[u8]; 12] = [
-        b"<f>", b"<f/", b"<f ", b"<f\t", b"<f\n", b"<f\r", b":f>", b":f/", b":f ", b":f\t",
-        b":f\n", b":f\r",
-    ];
-    let finders = TAGS.map(memchr::memmem::Finder::new);
+    /// Bytes a tag is judged by, from its `<f` or `:f` on (`<formula`: eight).
+    const JUDGED_BY: usize = 8;
+    let finders = [b"<f", b":f"].map(memchr::memmem::Finder::new);
+    let opens_formula = |rest: &[u8]| {
+        matches!(
+            rest.first(),
+            Some(b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r')
+        ) || rest.starts_with(b"ormula")
+    };
     let mut buf = vec![0u8; 64 << 10];
     let mut carry = 0;
     loop {
         let n = reader.read(&mut buf[carry..])?;
-        if n == 0 {
-            return Ok(false);
-        }
         let end = carry + n;
-        if finders.iter().any(|f| f.find(&buf[..end]).is_some()) {
+        // A tag near the end is judged once the bytes after it have arrived (or the
+        // stream has ended).
+        let judged = if n == 0 {
+            end
+        } else {
+            end.saturating_sub(JUDGED_BY)
+        };
+        let found = finders.iter().any(|f| {
+            f.find_iter(&buf[..end])
+                .filter(|&at| at < judged)
+                .any(|at| opens_formula(&buf[at + 2..end]))
+        });
+        if found {
             // The rest is inflated within the budget all the same.
             std::io::copy(&mut reader, &mut std::io::sink())?;
             return Ok(true);
         }
-        carry = end.min(2);
+        if n == 0 {
+            return Ok(false);
+        }
+        carry = end - judged;
         buf.copy_within(end - carry..end, 0);
     }
 }
@@ -216,10 +266,13 @@ fn check_prolog<R: std::io::BufRead>(
     }
 }
 
-/// Notes the formula cells of a sheet part.
+/// Notes the formula cells of a sheet part, and the formulas outside its cells (a
+/// conditional format's rule, a data validation's list, the sheet extensions') that call
+/// out. `sheet` names the sheet in findings (`result.xlsx!Data`).
 fn scan_formulas<R: Read>(
     name: &str,
     part: &str,
+    sheet: &str,
     reader: R,
     found: &mut Parts,
 ) -> Result<(), String> {
@@ -227,6 +280,8 @@ fn scan_formulas<R: Read>(
     xml.config_mut().check_end_names = false;
     let mut buf = Vec::new();
     let mut cell: Option<String> = None;
+    // What holds the formulas outside the cells: "the conditional format on A2:B9".
+    let mut holder: Option<String> = None;
     let mut in_formula = false;
     let mut formula = String::new();
     loop {
@@ -243,25 +298,96 @@ fn scan_formulas<R: Read>(
                     .map(|a| String::from_utf8_lossy(&a.value).into_owned());
             }
             Event::End(e) if e.local_name().as_ref() == b"c" => cell = None,
-            Event::Start(e) if cell.is_some() && e.local_name().as_ref() == b"f" => {
+            Event::Start(e)
+                if matches!(
+                    e.local_name().as_ref(),
+                    b"conditionalFormatting" | b"dataValidation"
+                ) =>
+            {
+                let what = if e.local_name().as_ref() == b"dataValidation" {
+                    "data validation"
+                } else {
+                    "conditional format"
+                };
+                let [range] = attributes(&e, xml.decoder(), [b"sqref"]);
+                holder = Some(match range {
+                    Some(r) => format!("the {what} on {}", truncate(&r, 40)),
+                    None => format!("a {what}"),
+                });
+            }
+            Event::Start(e) if is_formula_element(e.local_name().as_ref(), cell.is_some()) => {
                 in_formula = true;
                 formula.clear();
             }
             Event::Empty(e) if cell.is_some() && e.local_name().as_ref() == b"f" => {
                 note_formula(found, part, cell.as_deref(), "(shared)");
             }
-            Event::Text(t) if in_formula && formula.len() < 200 => {
-                formula.push_str(&String::from_utf8_lossy(&t));
+            Event::Text(_) | Event::CData(_) | Event::GeneralRef(_) if in_formula => {
+                push_content(&mut formula, &event);
             }
-            Event::End(e) if in_formula && e.local_name().as_ref() == b"f" => {
+            Event::End(e)
+                if in_formula && is_formula_element(e.local_name().as_ref(), cell.is_some()) =>
+            {
                 in_formula = false;
                 let text = std::mem::take(&mut formula);
-                note_formula(found, part, cell.as_deref(), &text);
+                if cell.is_some() {
+                    note_formula(found, part, cell.as_deref(), &text);
+                } else if let Some(why) = outside_formula_calls_out(&text) {
+                    let at = holder.as_deref().unwrap_or("a formula outside the cells");
+                    found.note_active(format!(
+                        "{sheet}: {at} holds {why}: {}",
+                        truncate(&text, 60)
+                    ));
+                }
             }
             Event::Eof => return Ok(()),
             _ => {}
         }
     }
+}
+
+/// Most characters of a formula read (Excel's own limit is 8,192).
+const MAX_FORMULA_CHARS: usize = 65_536;
+
+/// Appends an element's content as the XML says it: text, CDATA, and references
+/// (`&quot;`, `&#124;`) resolved, so that no character hides behind one. A reference
+/// that names no character is kept as written.
+fn push_content(out: &mut String, event: &Event<'_>) {
+    if out.len() > MAX_FORMULA_CHARS {
+        return;
+    }
+    match event {
+        Event::Text(t) => out.push_str(&String::from_utf8_lossy(t)),
+        Event::CData(t) => out.push_str(&String::from_utf8_lossy(t)),
+        Event::GeneralRef(r) => {
+            let name = String::from_utf8_lossy(r);
+            match r.resolve_char_ref() {
+                Ok(Some(c)) => out.push(c),
+                _ => match quick_xml::escape::resolve_predefined_entity(&name) {
+                    Some(s) => out.push_str(s),
+                    None => out.push_str(&format!("&{name};")),
+                },
+            }
+        }
+        _ => {}
+    }
+}
+
+/// [`calls_out`] for a formula read with [`push_content`]: one too long to have been
+/// read whole is refused as such.
+fn outside_formula_calls_out(text: &str) -> Option<String> {
+    if text.len() > MAX_FORMULA_CHARS {
+        return Some(format!(
+            "a formula of more than {MAX_FORMULA_CHARS} characters"
+        ));
+    }
+    calls_out(text)
+}
+
+/// Whether an element holds a formula: `f` in a cell; outside the cells, `f` (the
+/// sheet extensions') and `formula`, `formula1`, `formula2` (rules and lists).
+fn is_formula_element(local: &[u8], in_cell: bool) -> bool {
+    local == b"f" || (!in_cell && matches!(local, b"formula" | b"formula1" | b"formula2"))
 }
 
 fn drain<R: std::io::BufRead>(name: &str, xml: quick_xml::Reader<R>) -> Result<(), String> {
@@ -371,9 +497,91 @@ fn sheet_parts(workbook: &[u8], rels: &[u8]) -> Result<Vec<(String, String)>, St
     Ok(sheets)
 }
 
+/// The defined names of a workbook part and their formulas, as (name, formula).
+fn defined_names(workbook: &[u8]) -> Vec<(String, String)> {
+    let mut names = Vec::new();
+    let mut xml = quick_xml::Reader::from_reader(workbook);
+    let mut buf = Vec::new();
+    let mut open: Option<(String, String)> = None;
+    loop {
+        buf.clear();
+        match xml.read_event_into(&mut buf) {
+            Ok(Event::Start(e)) if e.local_name().as_ref() == b"definedName" => {
+                let [name] = attributes(&e, xml.decoder(), [b"name"]);
+                open = Some((name.unwrap_or_default(), String::new()));
+            }
+            Ok(event @ (Event::Text(_) | Event::CData(_) | Event::GeneralRef(_))) => {
+                if let Some((_, text)) = open.as_mut() {
+                    push_content(text, &event);
+                }
+            }
+            Ok(Event::End(e)) if e.local_name().as_ref() == b"definedName" => {
+                names.extend(open.take());
+            }
+            // The part parsed once already (`sheet_parts`): what does not parse now is
+            // refused there.
+            Ok(Event::Eof) | Err(_) => return names,
+            _ => {}
+        }
+    }
+}
+
 /// The sheets of workbook `name`, in order.
 pub(crate) fn sheet_names(name: &str, bytes: &[u8]) -> Result<Vec<String>, String> {
     let parts = catch_unwind(AssertUnwindSafe(|| scan_parts(name, bytes, false)))
         .map_err(|_| format!("{name} could not be read: the reader failed on it"))??;
     Ok(parts.sheets.into_iter().map(|(n, _)| n).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out `chunk` bytes a call, as an inflating zip entry hands
+    /// out what it has.
+    struct Chunked<'a> {
+        rest: &'a [u8],
+        chunk: usize,
+    }
+
+    impl Read for Chunked<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.chunk.min(buf.len()).min(self.rest.len());
+            buf[..n].copy_from_slice(&self.rest[..n]);
+            self.rest = &self.rest[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn formula_tags_are_found_wherever_the_reads_split_them() {
+        let found = |xml: &str, chunk: usize| {
+            let padded = format!("{}{xml}", " ".repeat(chunk * 3));
+            find_formula_tag(Chunked {
+                rest: padded.as_bytes(),
+                chunk,
+            })
+            .unwrap()
+        };
+        for chunk in 1..=12 {
+            for xml in [
+                "<c r=\"A1\"><f>1+1</f></c>",
+                "<x:c><x:f/></x:c>",
+                "<c><f\n>1</f></c>",
+                "<formula>$B2>0</formula>",
+                "<dataValidation><formula1>\"a\"</formula1>",
+                "<x14:cfRule><xm:f>A1</xm:f>",
+            ] {
+                assert!(found(xml, chunk), "{xml} in chunks of {chunk}");
+            }
+            for xml in [
+                "<fill><font/></fill>",
+                "<c r=\"F1\"><v>1</v></c>",
+                "<xm:sqref>A1</xm:sqref>",
+                "<c><f",
+            ] {
+                assert!(!found(xml, chunk), "{xml} in chunks of {chunk}");
+            }
+        }
+    }
 }

