@@ -576,7 +576,7 @@ impl JobFailure {
                     c if c.starts_with("table:") => s.push_str(" Fix the computation so that the table meets this requirement, and write it again."),
                     "blank" => s.push_str(" Draw the data on the axes before calling plt.savefig(OUT)."),
                     "empty-figure" | "all-nan" => {}
-                    "not-text" => s.push_str(" Write text files as UTF-8: df.to_csv('name.csv', index=False), with encoding='utf-8-sig' for a CSV that Excel opens with its non-ASCII text intact."),
+                    "not-text" => s.push_str(" A file named .csv, .tsv, .txt, .md, .log or .html must hold text: write a table with df.to_csv('name.csv', index=False) (encoding='utf-8-sig' for a CSV that Excel opens with its non-ASCII text intact), and binary data under the suffix of its kind."),
                     "not-xlsx" => s.push_str(" Write workbooks with df.to_excel('name.xlsx') or pd.ExcelWriter('name.xlsx')."),
                     // The detail already says what the code did instead.
                     _ if detail.contains("plt.savefig(OUT)") => {}
@@ -692,7 +692,7 @@ mod tests {
     fn a_table_file_of_the_wrong_kind_is_told_how_to_write_it_not_to_save_a_figure() {
         let gbk = JobFailure::InvalidOutput {
             check: "not-text".into(),
-            detail: "out.csv is not UTF-8 text".into(),
+            detail: "out.csv is not text: byte 3 is the control byte 0x00".into(),
         };
         let text = gbk.feedback();
         assert!(text.contains("encoding='utf-8-sig'"), "{text}");

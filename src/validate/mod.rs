@@ -247,16 +247,37 @@ fn sniff(name: &str, bytes: &[u8]) -> Result<&'static str, JobFailure> {
                 ))
             }
         }
-        "csv" | "txt" => std::str::from_utf8(bytes)
-            .map(|_| {
-                if extension(name) == "csv" {
-                    "text/csv"
-                } else {
-                    "text/plain"
-                }
-            })
-            .map_err(|_| invalid("not-text", format!("{name} is not UTF-8 text"))),
+        "csv" => check_text(name, bytes).map(|()| "text/csv"),
+        "tsv" => check_text(name, bytes).map(|()| "text/tab-separated-values"),
+        "txt" | "log" => check_text(name, bytes).map(|()| "text/plain"),
+        "md" => check_text(name, bytes).map(|()| "text/markdown"),
+        // Checked as text, and handed out as a download: a job's HTML is never shown
+        // as a page.
+        "html" | "htm" => check_text(name, bytes).map(|()| "application/octet-stream"),
         _ => Ok("application/octet-stream"),
+    }
+}
+
+/// Text, as a text file's name promises: UTF-8 (with a byte-order mark or without),
+/// UTF-16 with its mark, or a legacy encoding (GBK for a Chinese bank's upload, Latin-1,
+/// Shift-JIS: their bytes are no control characters). A NUL or another control byte
+/// outside UTF-8 is no text (tab, line feed, form feed and carriage return are).
+fn check_text(name: &str, bytes: &[u8]) -> Result<(), JobFailure> {
+    let utf16 =
+        (bytes.starts_with(b"\xff\xfe") || bytes.starts_with(b"\xfe\xff")) && bytes.len() % 2 == 0;
+    if utf16 || std::str::from_utf8(bytes).is_ok() {
+        return Ok(());
+    }
+    let control = |b: &u8| *b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0c | b'\r');
+    match bytes.iter().position(control) {
+        None => Ok(()),
+        Some(at) => Err(invalid(
+            "not-text",
+            format!(
+                "{name} is not text: byte {at} is the control byte 0x{:02x}, and the file is not UTF-8",
+                bytes[at]
+            ),
+        )),
     }
 }
 
@@ -378,5 +399,43 @@ mod tests {
         );
         let mut empty = [art("figure.png", b"")];
         assert!(validate(&mut empty, &[]).is_err());
+    }
+
+    #[test]
+    fn text_files_are_text_in_any_encoding_and_binary_is_not() {
+        // "部门,金额" in GBK, in UTF-16 with its mark, Latin-1, UTF-8 with a mark.
+        let gbk: &[u8] = b"\xb2\xbf\xc3\xc5,\xbd\xf0\xb6\xee\r\n\xd1\xd0\xb7\xa2,1.5\r\n";
+        let utf16: &[u8] = b"\xff\xfe\xe8\x90\xe8\x95,\x00";
+        for (name, bytes, media) in [
+            ("pay.csv", gbk, "text/csv"),
+            (
+                "pay.tsv",
+                b"a\tb\n1\t2\n".as_slice(),
+                "text/tab-separated-values",
+            ),
+            ("u16.txt", utf16, "text/plain"),
+            ("caf\u{e9}.log", b"caf\xe9 ok\n".as_slice(), "text/plain"),
+            ("summary.md", "# 汇总\n".as_bytes(), "text/markdown"),
+            (
+                "report.html",
+                b"\xef\xbb\xbf<p>ok</p>".as_slice(),
+                "application/octet-stream",
+            ),
+        ] {
+            let mut a = [art(name, bytes)];
+            validate(&mut a, &[]).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            assert_eq!(a[0].media_type, media, "{name}");
+        }
+        for (name, bytes) in [
+            ("x.csv", b"\xb2\xbf\x00\x01".as_slice()),
+            ("x.md", b"\x89PNG\r\n\x1a\n\xff".as_slice()),
+            ("x.html", b"\xff\xfe\x00".as_slice()),
+        ] {
+            let e = validate(&mut [art(name, bytes)], &[]).unwrap_err();
+            assert!(
+                matches!(&e, JobFailure::InvalidOutput { check, detail } if check == "not-text" && detail.contains("control byte")),
+                "{name}: {e:?}"
+            );
+        }
     }
 }

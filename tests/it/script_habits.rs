@@ -733,3 +733,59 @@ fn a_figure_saved_into_a_buffer_comes_back_only_when_the_job_wrote_nothing_else(
     assert_eq!(o.artifacts().len(), 1, "{:?}", o.artifacts());
     assert!(o.artifacts()[0].name.ends_with(".png"));
 }
+
+/// Text files as finance code writes them: a CSV in GBK for a bank's upload, a Markdown
+/// summary, the job's own log; each may be declared (`--expect run.log`, the log as the
+/// first artifact) and comes back as the bytes written. A binary file under a text name
+/// is refused as no text.
+#[test]
+fn text_artifacts_in_any_encoding_may_be_declared() {
+    let exec = executor(Policy::default());
+    let code = r#"
+import logging
+logging.basicConfig(filename='run.log', level=logging.INFO, format='%(levelname)s %(message)s')
+df = pd.DataFrame({'收款人': ['研发部', 'Sales'], '金额': [1250.5, 980.0]})
+df.to_csv('payments.csv', index=False, encoding='gbk')
+with open('summary.md', 'w', encoding='utf-8') as f:
+    f.write(df.to_markdown(index=False))
+logging.info('wrote %d payments', len(df))
+"#;
+    for first in ["run.log", "payments.csv", "summary.md"] {
+        let mut artifacts = vec![first];
+        artifacts.extend(
+            ["run.log", "payments.csv", "summary.md"]
+                .into_iter()
+                .filter(|a| *a != first),
+        );
+        let checks = pyward::validate::Expectations::from_json(
+            &serde_json::json!({"version": 1, "artifacts": artifacts}).to_string(),
+        )
+        .unwrap();
+        let o = exec
+            .run(Job::new(code).expect(&checks))
+            .expect("infrastructure");
+        expect_ok(&o);
+        let get = |n: &str| {
+            o.artifacts()
+                .iter()
+                .find(|a| a.name == n)
+                .unwrap_or_else(|| panic!("{n}"))
+        };
+        let csv = get("payments.csv");
+        assert!(
+            csv.bytes.starts_with(b"\xca\xd5\xbf\xee\xc8\xcb"),
+            "收款人 in GBK"
+        );
+        assert_eq!(csv.media_type, "text/csv");
+        assert_eq!(get("summary.md").media_type, "text/markdown");
+        let log = String::from_utf8(get("run.log").bytes.clone()).unwrap();
+        assert!(log.contains("INFO wrote 2 payments"), "{log}");
+    }
+    let binary = "open('chart.md', 'wb').write(bytes(range(256)))\n";
+    let o = exec.run(Job::new(binary)).expect("infrastructure");
+    let failure = format!("{:?}", o.result);
+    assert!(
+        failure.contains("not-text") && failure.contains("chart.md is not text"),
+        "{failure}"
+    );
+}
