@@ -406,10 +406,23 @@ impl Policy {
     /// The hint for a path [`Policy::module_access`] refuses.
     pub(crate) fn module_hint(&self, path: &str) -> String {
         match self.module_access(path) {
-            ModuleAccess::NotAMember { module, allowed } => format!(
-                "{module} offers only these names here: {}",
-                allowed.join(", ")
-            ),
+            ModuleAccess::NotAMember { module, allowed } => {
+                let member = path.rsplit('.').next().unwrap_or_default();
+                let deletes = matches!(
+                    member,
+                    "remove" | "unlink" | "rmdir" | "removedirs" | "rename" | "replace"
+                );
+                let why = if deletes {
+                    "files are not deleted or moved here (the job's folder starts empty: write each \
+                     file once, under its final name); "
+                } else {
+                    ""
+                };
+                format!(
+                    "{why}{module} offers only these names here: {}",
+                    allowed.join(", ")
+                )
+            }
             _ => "use the package's public plotting/analysis API".into(),
         }
     }

@@ -280,7 +280,8 @@ impl Section {
 
     fn applies_to(self, v: &Violation) -> bool {
         let about_files = v.message.contains("file")
-            || ["open", "os", "io", "pathlib", "sys", "glob", "shutil"].contains(&v.text.as_str());
+            || ["open", "os", "io", "pathlib", "sys", "glob", "shutil"]
+                .contains(&v.text.split('.').next().unwrap_or_default());
         match self {
             Section::Imports => matches!(
                 v.rule,

@@ -338,8 +338,12 @@ impl Walker<'_> {
             let a = normalize::ident(attr.as_str()).into_owned();
             if let Expr::Name(n) = &*value {
                 let base = normalize::ident(n.id.as_str());
+                // A member of a view the job imported is judged with the chain
+                // (`os.remove`: "reaches denied os.remove"), so the view's own name is
+                // no finding of its own; unimported (`os.system` alone), it is.
+                let imported = self.aliases.get(base.as_ref()).map(String::as_str) == Some(&base);
                 if self.is_module_view(&base)
-                    && self.policy.module_members[base.as_ref()].contains_key(&a)
+                    && (imported || self.policy.module_members[base.as_ref()].contains_key(&a))
                 {
                     child.flags |= F_VIEW_MEMBER;
                 }
