@@ -29,7 +29,7 @@ use names::{
     ALLOWED_DUNDER_METHODS, ALLOWED_DUNDER_READS, BANNED_ATTRIBUTE_PREFIXES,
     BANNED_ATTRIBUTE_REASONS, BANNED_BUILTIN_REASONS, BANNED_NAME_REASONS, SHADOWABLE_NAME_REASONS,
 };
-use settings::{DENIED_SETTING_PREFIXES, REGISTRAR_HINTS};
+use settings::{DENIED_SETTING_PREFIXES, GUARDED_REGISTRARS, REGISTRAR_HINTS};
 
 /// How a dotted module path may be reached (see [`Policy::module_access`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -401,6 +401,16 @@ impl Policy {
         } else {
             ModuleAccess::Allowed
         }
+    }
+
+    /// The hint for a registrar the job may not call at `path` (`matplotlib.units.
+    /// registry`...`.register`), named `name`; `None` when it may (no registrar, or one
+    /// of a registry the state guard restores).
+    pub(crate) fn registrar_hint(&self, name: &str, path: &str) -> Option<&str> {
+        if GUARDED_REGISTRARS.contains(&path) {
+            return None;
+        }
+        self.registrars.get(name).map(String::as_str)
     }
 
     /// The hint for a path [`Policy::module_access`] refuses.

@@ -162,7 +162,6 @@ fn a_module_first_imported_by_a_job_with_state_of_its_own_retires_the_worker() {
 fn registering_into_a_library_registry_is_refused_by_the_gate_with_a_lesson() {
     let policy = Policy::figures();
     for code in [
-        "import matplotlib\nmatplotlib.colormaps.register(cmap)",
         "from matplotlib.scale import register_scale\nregister_scale(S)",
         "import matplotlib.projections as p\np.register_projection(A)",
         "@pd.api.extensions.register_dataframe_accessor('x')\nclass A:\n    pass",
@@ -178,15 +177,39 @@ fn registering_into_a_library_registry_is_refused_by_the_gate_with_a_lesson() {
             v.violations
         );
     }
-    // Ordinary code that merely uses the registries passes.
+    // Ordinary code that merely uses the registries passes; so does registering a
+    // colormap or a colour sequence, registries the guard restores (run for real in
+    // a_colormap_a_job_registers_is_its_own).
     for code in [
         "import matplotlib\nc = matplotlib.colormaps['viridis']",
+        "import matplotlib as mpl\nmpl.colormaps.register(cmap=brand)",
+        "import matplotlib\nmatplotlib.color_sequences.register('brand', ['#0b3954', '#ff5a5f'])",
         "plt.imshow(np.eye(3), cmap=plt.get_cmap('magma'))",
         "pd.set_option('display.max_rows', 10)",
     ] {
         let v = pyward::gate::check(code, &policy).unwrap();
         assert!(v.is_allowed(), "{code}: {:?}", v.violations);
     }
+}
+
+/// A brand colormap registered and used by name, as model code does, with the gate on:
+/// the job draws with it, and the next job on the same worker finds the registry as
+/// warm-up left it (the guard restored it; the worker is not retired).
+#[test]
+fn a_colormap_a_job_registers_is_its_own() {
+    let exec = common::builder().workers(1).build().unwrap();
+    let brand = "import matplotlib as mpl\nfrom matplotlib.colors import LinearSegmentedColormap\n\
+                 mpl.colormaps.register(cmap=LinearSegmentedColormap.from_list('brand', ['#0b3954', '#ff5a5f']))\n\
+                 mpl.color_sequences.register('brand_seq', ['#0b3954', '#ff5a5f'])\n\
+                 plt.imshow([[0, 1], [1, 0]], cmap='brand')\n";
+    let a = run_ok(&exec, "brand colormap", brand);
+    assert!(a.retired.is_none(), "{:?}", a.retired);
+    let b = run_ok(
+        &exec,
+        "brand colormap",
+        "import matplotlib as mpl\nassert 'brand' not in mpl.colormaps\nassert 'brand_seq' not in mpl.color_sequences\nplt.plot([1, 2])\n",
+    );
+    assert_eq!(a.worker.unwrap().pid, b.worker.unwrap().pid);
 }
 
 #[test]

@@ -66,3 +66,13 @@ pub(super) const REGISTRAR_HINTS: &[(&str, &str)] = &[
     ("register_extension_dtype", "use the built-in dtypes"),
     ("register_option", "use pd.set_option for existing options"),
 ];
+
+/// Registrars a job may call after all: matplotlib's registries of colormaps and colour
+/// sequences, which the state guard snapshots and restores after every job (a
+/// colormap registered by one job is gone for the next: `tests/it/state_guard.rs`,
+/// `tests/it/cross_job_state.rs`). Model code registers a brand colormap and uses it
+/// by name (`cmap="brand"`).
+pub(super) const GUARDED_REGISTRARS: &[&str] = &[
+    "matplotlib.colormaps.register",
+    "matplotlib.color_sequences.register",
+];

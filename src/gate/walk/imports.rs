@@ -193,7 +193,7 @@ impl Walker<'_> {
                     self.policy.module_hint(&full),
                 );
             }
-            if let Some(hint) = self.policy.registrars.get(&n) {
+            if let Some(hint) = self.policy.registrar_hint(&n, &full) {
                 self.report(
                     Rule::RegistryMutation,
                     al.range,

@@ -102,7 +102,7 @@ impl Walker<'_> {
             } else if let Some(hint) = ch
                 .attrs
                 .last()
-                .and_then(|last| self.policy.registrars.get(last))
+                .and_then(|last| self.policy.registrar_hint(last, &path))
             {
                 self.report(
                     Rule::RegistryMutation,
