@@ -64,15 +64,15 @@ pub enum NameError {
     EmptyComponent,
     /// An output name ([`check_out_name`]) without one of [`OUT_SUFFIXES`].
     #[error(
-        "the name does not end in .png, .svg, .pdf, .csv, .tsv, .json, .txt, .md, .log, .html or .xlsx"
+        "the name does not end in .png, .svg, .pdf, .gif, .csv, .tsv, .json, .txt, .md, .log, .html or .xlsx"
     )]
     Suffix,
 }
 
 /// The suffixes an output name may end in ([`check_out_name`]): the figure formats and
 /// the data formats whose content the output checks verify (case does not matter).
-pub const OUT_SUFFIXES: [&str; 12] = [
-    "png", "svg", "pdf", "csv", "tsv", "json", "txt", "md", "log", "html", "htm", "xlsx",
+pub const OUT_SUFFIXES: [&str; 13] = [
+    "png", "svg", "pdf", "gif", "csv", "tsv", "json", "txt", "md", "log", "html", "htm", "xlsx",
 ];
 
 /// Accepts a name a client gives for a job's output (the HTTP `options.out_name`): one

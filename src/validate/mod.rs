@@ -247,6 +247,7 @@ fn sniff(name: &str, bytes: &[u8]) -> Result<&'static str, JobFailure> {
                 ))
             }
         }
+        "gif" => check_gif(name, bytes).map(|()| "image/gif"),
         "csv" => check_text(name, bytes).map(|()| "text/csv"),
         "tsv" => check_text(name, bytes).map(|()| "text/tab-separated-values"),
         "txt" | "log" => check_text(name, bytes).map(|()| "text/plain"),
@@ -281,6 +282,41 @@ fn check_text(name: &str, bytes: &[u8]) -> Result<(), JobFailure> {
     }
 }
 
+/// An image neither empty nor past [`MAX_PNG_PIXELS`]; `bad` words a zero size.
+fn sane_dimensions(
+    name: &str,
+    width: u32,
+    height: u32,
+    bad: impl Fn(&str) -> JobFailure,
+) -> Result<(), JobFailure> {
+    if width == 0 || height == 0 {
+        return Err(bad("zero-sized image"));
+    }
+    if u64::from(width) * u64::from(height) > MAX_PNG_PIXELS {
+        return Err(invalid(
+            "too-large",
+            format!("{name} is {width}x{height} pixels, over the cap of {MAX_PNG_PIXELS}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A GIF (an animation's frames, as `PillowWriter` writes them): its signature, a
+/// screen of sane dimensions, and the trailer byte that ends every complete one.
+fn check_gif(name: &str, b: &[u8]) -> Result<(), JobFailure> {
+    let bad = |why: &str| invalid("not-gif", format!("{name}: {why}"));
+    if b.len() < 14 || !(b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a")) {
+        return Err(bad("not a GIF file"));
+    }
+    let width = u16::from_le_bytes([b[6], b[7]]);
+    let height = u16::from_le_bytes([b[8], b[9]]);
+    sane_dimensions(name, width.into(), height.into(), bad)?;
+    if b.last() != Some(&0x3b) {
+        return Err(bad("truncated (no trailer)"));
+    }
+    Ok(())
+}
+
 /// Signature, IHDR first with sane dimensions, and an IEND chunk at the end.
 fn check_png(name: &str, b: &[u8]) -> Result<(), JobFailure> {
     const SIG: &[u8] = b"\x89PNG\r\n\x1a\n";
@@ -293,15 +329,7 @@ fn check_png(name: &str, b: &[u8]) -> Result<(), JobFailure> {
     }
     let width = u32::from_be_bytes([b[16], b[17], b[18], b[19]]);
     let height = u32::from_be_bytes([b[20], b[21], b[22], b[23]]);
-    if width == 0 || height == 0 {
-        return Err(bad("zero-sized image"));
-    }
-    if u64::from(width) * u64::from(height) > MAX_PNG_PIXELS {
-        return Err(invalid(
-            "too-large",
-            format!("{name} is {width}x{height} pixels, over the cap of {MAX_PNG_PIXELS}"),
-        ));
-    }
+    sane_dimensions(name, width, height, bad)?;
     if &b[b.len() - 8..b.len() - 4] != b"IEND" {
         return Err(bad("truncated (no IEND chunk)"));
     }
@@ -399,6 +427,29 @@ mod tests {
         );
         let mut empty = [art("figure.png", b"")];
         assert!(validate(&mut empty, &[]).is_err());
+    }
+
+    #[test]
+    fn a_gif_must_be_whole() {
+        let gif = b"GIF89a\x02\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x00\x00\x00\x00\x00,\x00\x00\x00\x00\x02\x00\x01\x00\x00\x02\x02D\x01\x00;";
+        let mut a = [art("wave.gif", gif)];
+        validate(&mut a, &[]).unwrap();
+        assert_eq!(a[0].media_type, "image/gif");
+        for (bytes, check) in [
+            (&gif[..gif.len() - 1], "not-gif"),
+            (b"GIF89a\x00\x00\x01\x00 zero wide;".as_slice(), "not-gif"),
+            (b"\x89PNG\r\n\x1a\n not a gif;".as_slice(), "not-gif"),
+            (
+                b"GIF89a\xff\xff\xff\xff more pixels than the cap;".as_slice(),
+                "too-large",
+            ),
+        ] {
+            let e = validate(&mut [art("wave.gif", bytes)], &[]).unwrap_err();
+            assert!(
+                matches!(&e, JobFailure::InvalidOutput { check: c, .. } if c == check),
+                "{e:?}"
+            );
+        }
     }
 
     #[test]

@@ -789,3 +789,66 @@ logging.info('wrote %d payments', len(df))
         "{failure}"
     );
 }
+
+/// An animation saved as a GIF, as model code writes one: `FuncAnimation` through
+/// `PillowWriter` (or `writer='pillow'`, or no writer: matplotlib falls back to Pillow
+/// when no program is at hand), `ArtistAnimation`; declared (`--expect wave.gif`) or
+/// not, it comes back checked as a whole GIF. The writers that start programs are no
+/// members of the view, gate on and off, and a video needs one: refused as such.
+#[test]
+fn animations_are_saved_as_gifs_in_the_process() {
+    let exec = executor(Policy::default());
+    let src = inputs();
+    let code = r#"
+import numpy as np
+import matplotlib.animation as animation
+from matplotlib.animation import FuncAnimation, PillowWriter, ArtistAnimation
+fig, ax = plt.subplots(figsize=(2, 2), dpi=40)
+x = np.linspace(0, 6.3, 30)
+line, = ax.plot(x, np.sin(x))
+def update(i):
+    line.set_ydata(np.sin(x + i))
+    return line,
+ani = FuncAnimation(fig, update, frames=4, interval=50, blit=True)
+ani.save('wave.gif', writer=PillowWriter(fps=10))
+ani.save('named.gif', writer='pillow')
+ani.save('default.gif')
+fig2, ax2 = plt.subplots(figsize=(2, 2), dpi=40)
+frames = [[ax2.bar([0, 1], [i, 3 - i], color='C0')] for i in range(3)]
+frames = [list(f[0]) for f in frames]
+animation.ArtistAnimation(fig2, frames, interval=100).save('bars.gif', writer='pillow')
+"#;
+    let checks = pyward::validate::Expectations::from_json(
+        r#"{"version": 1, "artifacts": ["wave.gif", "bars.gif"]}"#,
+    )
+    .unwrap();
+    let o = exec
+        .run(Job::new(code).src_dir(src.path()).expect(&checks))
+        .expect("infrastructure");
+    expect_ok(&o);
+    for name in ["wave.gif", "named.gif", "default.gif", "bars.gif"] {
+        let gif = o.artifact(name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(gif.media_type, "image/gif", "{name}");
+        assert!(gif.bytes.starts_with(b"GIF89a"), "{name}");
+    }
+    let video = "from matplotlib.animation import FuncAnimation\nfig, ax = plt.subplots()\n\
+                 ani = FuncAnimation(fig, lambda i: ax.plot([i], [i]), frames=2)\n\
+                 ani.save('clip.mp4', writer='ffmpeg')\n";
+    let o = run(&exec, video, src.path());
+    let e = python_error(&o);
+    assert_eq!(e.type_name, "ValueError", "{e:?}");
+    refused_gate_on_and_off(
+        src.path(),
+        &[
+            (
+                "from matplotlib.animation import FFMpegWriter",
+                "FFMpegWriter",
+            ),
+            ("import matplotlib.animation as a\nw = a.writers", "writers"),
+            (
+                "import matplotlib.animation as a\na.ImageMagickWriter()",
+                "ImageMagickWriter",
+            ),
+        ],
+    );
+}

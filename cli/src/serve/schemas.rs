@@ -105,7 +105,7 @@ pub fn expectations() -> Value {
             "version": {"type": "integer", "const": 1},
             "artifacts": {
                 "type": "array",
-                "description": "Files the job must write. `OUT` is the figure listed, else the first artifact: a name ending in .png, .svg, .pdf, .csv, .tsv, .json, .txt, .md, .log, .html or .xlsx",
+                "description": "Files the job must write. `OUT` is the figure listed, else the first artifact: a name ending in .png, .svg, .pdf, .gif, .csv, .tsv, .json, .txt, .md, .log, .html or .xlsx",
                 "items": {
                     "allOf": [file_name],
                     // A figure that cannot be `OUT` (.jpg, .jpeg, .webp, or no stem).

@@ -9,7 +9,7 @@
 //! | --- | --- | --- |
 //! | numpy | arrays, maths, file readers | `ctypeslib`, `f2py`, `testing`, `distutils`, `lib.format`, `lib._datasource`, `DataSource`, `memmap`, `as_strided`, `load(allow_pickle=True)` |
 //! | scipy | signal, stats, optimize, io.loadmat | `scipy._lib` (private), `LowLevelCallable` (ctypes), `scipy.datasets` (downloads) |
-//! | matplotlib | figures | `matplotlib.cbook` except reviewed members ([`MODULE_MEMBERS`]), `matplotlib.os/.sys/.subprocess` attributes, `testing`, `animation` (writers spawn programs), `texmanager`/`dviread` (spawn TeX), rcParams writer paths, `text.usetex`, style files from paths, backends |
+//! | matplotlib | figures | `matplotlib.cbook` except reviewed members ([`MODULE_MEMBERS`]), `matplotlib.os/.sys/.subprocess` attributes, `testing`, `animation` except `FuncAnimation`, `ArtistAnimation` and `PillowWriter` (the other writers spawn programs), `texmanager`/`dviread` (spawn TeX), rcParams writer paths, `text.usetex`, style files from paths, backends |
 //! | mpl_toolkits | axes helpers (`axes_grid1`, `mplot3d`) | nothing beyond matplotlib |
 //! | pandas | tables | `read_pickle`/`to_pickle`, `read_clipboard` (spawns xclip), `read_html`/`read_xml` (URLs), `read_sql*`, `read_hdf` (unpickles), `pandas.io`, `query`/`eval` strings with `@` or attribute access, `plotting.backend` (imports by name) |
 //! | math, cmath, statistics, decimal, fractions, numbers, bisect, heapq | arithmetic | none |
@@ -213,7 +213,6 @@ pub(super) const DENIED_MODULES: &[&str] = &[
     "scipy.datasets", // downloads
     "scipy.LowLevelCallable",
     "matplotlib.testing",    // subprocess helpers
-    "matplotlib.animation",  // writers spawn programs
     "matplotlib.texmanager", // spawns TeX
     "matplotlib.dviread",    // spawns kpsewhich
     // Backends that spawn programs (pgf: TeX), serve the web or load GUI toolkits;
@@ -706,6 +705,21 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
                 "a time zone by IANA name (the tzdata package's files); what pandas gives as a timestamp's tz",
             ),
             ("ZoneInfoNotFoundError", "the error for an unknown zone name"),
+        ],
+    ),
+    (
+        "matplotlib.animation",
+        &[
+            (
+                "FuncAnimation",
+                "frames drawn by calling the job's function; saved through a writer",
+            ),
+            ("ArtistAnimation", "frames from lists of the job's artists"),
+            (
+                "PillowWriter",
+                "writes a GIF in the process through Pillow (no program started); the \
+                 other writers (ffmpeg, ImageMagick) start programs and are not members",
+            ),
         ],
     ),
     (

@@ -324,7 +324,6 @@ pub(crate) const BANNED_ATTRIBUTE_REASONS: &[(&str, &str)] = &[
     ("rc_file_defaults", "reloads settings from files"),
     ("texmanager", "spawns TeX"),
     ("dviread", "spawns kpsewhich"),
-    ("animation", "writers spawn ffmpeg/imagemagick"),
     ("install_repl_displayhook", "interpreter hooks"),
     (
         "add_docstring",
