@@ -17,13 +17,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+mod module_members;
 pub(crate) mod modules;
 pub(crate) mod names;
 mod settings;
 
+use module_members::MODULE_MEMBERS;
 use modules::{
     CAPABILITY_EXEMPT, CAPABILITY_MODULES, DENIED_MODULES, FIGURE_MODULES, INJECTED,
-    MODULE_MEMBERS, TABLE_EXTRA_MODULES,
+    TABLE_EXTRA_MODULES,
 };
 use names::{
     ALLOWED_DUNDER_METHODS, ALLOWED_DUNDER_READS, BANNED_ATTRIBUTE_PREFIXES,

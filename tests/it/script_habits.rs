@@ -852,3 +852,53 @@ animation.ArtistAnimation(fig2, frames, interval=100).save('bars.gif', writer='p
         ],
     );
 }
+
+/// Numbers in a locale's format, as finance scripts write them: the locale asked for
+/// if the sandbox can read it, else the C locale (`locale.Error`, as here: the sandbox
+/// reads no locale files); separators by `format_string(..., grouping=True)`. The
+/// locale a job sets is the job's own (the state guard restores it): the next job on
+/// the same worker finds the one warm-up left, and the worker serves on.
+#[test]
+fn a_locale_a_job_sets_is_its_own() {
+    let exec = executor(Policy::default());
+    let src = inputs();
+    let set = r#"
+import locale
+before = locale.setlocale(locale.LC_ALL)
+try:
+    locale.setlocale(locale.LC_ALL, 'en_US.UTF-8')
+except locale.Error:
+    locale.setlocale(locale.LC_ALL, 'C')
+print(before, '->', locale.setlocale(locale.LC_ALL))
+print(locale.format_string('%.2f', 1234567.891, grouping=True), locale.localeconv()['decimal_point'])
+open('total.txt', 'w').write(locale.format_string('%d', 1234567, grouping=True))
+"#;
+    let a = run(&exec, set, src.path());
+    expect_ok(&a);
+    let lines: Vec<&str> = a.stdout.lines().collect();
+    let (before, _) = lines[0].split_once(" -> ").unwrap();
+    assert!(
+        lines[1].starts_with("1234567.89") || lines[1].starts_with("1,234,567.89"),
+        "{}",
+        a.stdout
+    );
+    assert!(a.retired.is_none(), "{:?}", a.retired);
+    let b = run(
+        &exec,
+        "import locale\nprint(locale.setlocale(locale.LC_ALL))\nopen('l.txt', 'w').write('1')",
+        src.path(),
+    );
+    expect_ok(&b);
+    assert_eq!(b.stdout.trim(), before);
+    assert_eq!(a.worker.unwrap().pid, b.worker.unwrap().pid);
+    refused_gate_on_and_off(
+        src.path(),
+        &[
+            (
+                "import locale\nlocale.bindtextdomain('x', '/tmp')",
+                "bindtextdomain",
+            ),
+            ("import locale\nlocale.resetlocale()", "resetlocale"),
+        ],
+    );
+}
