@@ -46,7 +46,7 @@
 const IMPORT_ALTERNATIVES: &[(&[&str], &str)] = &[
     (
         &["os", "glob", "shutil"],
-        "list the inputs with glob.glob('*.csv'), listdir(), walkfiles() or Path('/mnt/data').glob('*.csv') and read them by name; of os, only os.path's string helpers (join, basename, dirname, splitext, exists, isfile), the folder functions makedirs, listdir, walk and getcwd, and chdir to the job's own folder are available",
+        "list the inputs with glob.glob('*.csv'), listdir(), walkfiles() or Path('/mnt/data').glob('*.csv') and read them by name; of os, only os.path's string helpers (join, basename, dirname, splitext, exists, isfile), the folder functions makedirs, listdir, walk and getcwd, and chdir to the job's own folder are available; copy a file with Path('copy.xlsx').write_bytes(Path('in.xlsx').read_bytes()); files are not deleted or moved (the job's folder starts empty)",
     ),
     (
         &["sys"],
@@ -73,12 +73,12 @@ const IMPORT_ALTERNATIVES: &[(&[&str], &str)] = &[
         "there is no network: the data is in the input files (listdir() lists them)",
     ),
     (
-        &["pickle", "joblib", "shelve", "dill"],
-        "read data with pd.read_csv, np.load or loadmat on srcpath('name') (pickles are not loaded)",
+        &["pickle", "joblib", "shelve", "dill", "sqlite3"],
+        "read data with pd.read_csv, np.load or loadmat on srcpath('name') (pickles and databases are not opened); query frames with pandas: df.merge, df.groupby, df.query",
     ),
     (
-        &["subprocess", "multiprocessing", "threading", "ctypes"],
-        "jobs run single-threaded Python without programs or native code; use numpy for speed",
+        &["subprocess", "multiprocessing", "threading", "ctypes", "concurrent"],
+        "jobs run single-threaded Python without programs or native code: loop over the items in turn; use numpy for speed",
     ),
     (&["tqdm"], "progress bars are not needed: remove it"),
     (&["torch", "tensorflow", "jax"], "use numpy"),
