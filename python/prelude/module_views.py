@@ -120,8 +120,27 @@ def _sample_data(fname, asfileobj=True):
     return cbook.get_sample_data(os.path.relpath(path, root), asfileobj=bool(asfileobj))
 
 
+def _setlocale(category, locale=None):
+    """`locale.setlocale` for job code: a locale by its name only. The C library reads
+    a name holding a `/` as a folder of locale files, a read below Python that only
+    the kernel layer would stop; such a name is refused here first. The category and
+    the name are taken as exact values (no method of the job's objects runs)."""
+    import locale as real_locale
+    if type(category) is not int:
+        raise TypeError("locale.setlocale: the category is one of locale.LC_ALL, LC_NUMERIC, ...")
+    name = None if locale is None else _exact_str(locale)
+    if locale is not None and name is None:
+        raise TypeError("locale.setlocale here takes the locale's name as text, e.g. 'en_US.UTF-8'")
+    if name is not None and ('/' in name or '\0' in name or len(name) > 100):
+        raise PermissionError(f"locale.setlocale: {name[:40]!r} is no locale name (a path is not read)")
+    return real_locale.setlocale(category, name)
+
+
 # Members of members-only modules that jobs get in a checked form.
-_MEMBER_WRAPPERS = {('matplotlib.cbook', 'get_sample_data'): _sample_data}
+_MEMBER_WRAPPERS = {
+    ('matplotlib.cbook', 'get_sample_data'): _sample_data,
+    ('locale', 'setlocale'): _setlocale,
+}
 
 
 _ABSENT = object()

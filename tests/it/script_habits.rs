@@ -891,6 +891,20 @@ open('total.txt', 'w').write(locale.format_string('%d', 1234567, grouping=True))
     expect_ok(&b);
     assert_eq!(b.stdout.trim(), before);
     assert_eq!(a.worker.unwrap().pid, b.worker.unwrap().pid);
+    // A name with a slash is a folder of locale files to the C library: refused before
+    // it is read, gate on and off, and so is a name that is no text.
+    for exec in [&exec, &executor(Policy::gate_disabled_for_testing())] {
+        for (name, refusal) in [
+            ("'/etc'", "PermissionError"),
+            ("'../../etc/x'", "PermissionError"),
+            ("'en_US\\x00/etc'", "PermissionError"),
+            ("('en_US', 'UTF-8/../../etc')", "TypeError"),
+        ] {
+            let code = format!("import locale\nlocale.setlocale(locale.LC_ALL, {name})");
+            let e = python_error(&run(exec, &code, src.path())).clone();
+            assert_eq!(e.type_name, refusal, "{name}: {e:?}");
+        }
+    }
     refused_gate_on_and_off(
         src.path(),
         &[
