@@ -11,13 +11,23 @@
 //! `'C:\x\[b.xlsx]S'!A1`), an add-in function (`_xll.`), and the functions that fetch,
 //! call or evaluate (the list below).
 
-/// Functions that reach past the workbook: fetch a URL (`WEBSERVICE`, `IMAGE`), open
-/// one (`HYPERLINK`), ask a COM server (`RTD`), call into a library or run a program
-/// (`CALL`, `REGISTER`, `REGISTER.ID`, `EXEC`), or evaluate text as a formula
-/// (`EVALUATE`, which Excel allows in defined names).
-const CALLING_OUT: [&str; 9] = [
+/// Functions that reach past the workbook: fetch from the network (`WEBSERVICE`,
+/// `IMAGE`, `STOCKHISTORY`, `TRANSLATE`, `DETECTLANGUAGE`, `COPILOT`, `PY`, which runs
+/// in a cloud), import a file (`IMPORTTEXT`, `IMPORTCSV`), open a link (`HYPERLINK`),
+/// ask a COM server (`RTD`), call into a library or run a program (`CALL`, `REGISTER`,
+/// `REGISTER.ID`, `EXEC`), and the Excel 4.0 macro functions that evaluate text, run
+/// macros or touch files (`EVALUATE`, `EXECUTE`, `RUN`, `FILES`, `FOPEN`, `FWRITE`,
+/// `FWRITELN`, `FREAD`, `FREADLN`, `DIRECTORY`, `GET.WORKSPACE`).
+const CALLING_OUT: [&str; 27] = [
     "WEBSERVICE",
     "IMAGE",
+    "STOCKHISTORY",
+    "TRANSLATE",
+    "DETECTLANGUAGE",
+    "COPILOT",
+    "PY",
+    "IMPORTTEXT",
+    "IMPORTCSV",
     "HYPERLINK",
     "RTD",
     "CALL",
@@ -25,6 +35,17 @@ const CALLING_OUT: [&str; 9] = [
     "REGISTER.ID",
     "EXEC",
     "EVALUATE",
+    "EXECUTE",
+    "RUN",
+    "FILES",
+    "FOPEN",
+    "FWRITE",
+    "FWRITELN",
+    "FREAD",
+    "FREADLN",
+    "DIRECTORY",
+    "GET.WORKSPACE",
+    "GET.CELL",
 ];
 
 /// What a workbook part is, when a spreadsheet program runs or fetches with it; `None`
@@ -49,29 +70,75 @@ pub(super) fn active_part(part: &str) -> Option<&'static str> {
     }
 }
 
+/// What a relationship brings in, when a spreadsheet program runs or fetches with it:
+/// judged by its type (where the part sits does not matter: a DDE link is one in any
+/// folder) and, for a target outside the package, by that (a hyperlink is clicked, an
+/// image or template linked outside is fetched when the workbook opens).
+pub(super) fn active_relationship(kind: &str, external: bool) -> Option<&'static str> {
+    let last = kind.rsplit('/').next().unwrap_or(kind).to_ascii_lowercase();
+    let what = match last.as_str() {
+        "vbaproject" | "vbaprojectsignature" | "wordvbadata" => "a macro project",
+        "xlmacrosheet" | "xlintlmacrosheet" | "dialogsheet" => "an Excel 4.0 macro sheet",
+        "externallink" | "externallinkpath" | "externallinklong" => {
+            "a link to another workbook or a DDE server"
+        }
+        "connections" | "querytable" => "a data connection",
+        "oleobject" | "package" => "an embedded object",
+        "control" | "activexcontrol" | "activexcontrolbinary" | "ctrlprop" => {
+            "an ActiveX or form control"
+        }
+        "webextension" | "webextensiontaskpanes" => "an Office add-in",
+        "attachedtemplate" => "a template fetched when the workbook opens",
+        "hyperlink" => return None,
+        _ if external => "a part fetched from outside the workbook",
+        _ => return None,
+    };
+    Some(what)
+}
+
+/// What a declared content type is, when a spreadsheet program runs or fetches with
+/// it (`[Content_Types].xml` declares the kinds of the package's parts).
+pub(super) fn active_content_type(content_type: &str) -> Option<&'static str> {
+    let lower = content_type.to_ascii_lowercase();
+    [
+        ("vbaproject", "a macro project"),
+        ("macroenabled", "a macro workbook"),
+        ("macrosheet", "an Excel 4.0 macro sheet"),
+        ("dialogsheet", "an Excel 4.0 macro sheet"),
+        ("externallink", "a link to another workbook or a DDE server"),
+        ("connections", "a data connection"),
+        ("querytable", "a data connection"),
+        ("oleobject", "an embedded object"),
+        ("activex", "an ActiveX control"),
+        ("webextension", "an Office add-in"),
+    ]
+    .into_iter()
+    .find(|(mark, _)| lower.contains(mark))
+    .map(|(_, what)| what)
+}
+
 /// Why a formula outside the cells reaches past the workbook; `None` when it does not.
-/// Text in double quotes is a string, not a call (`"a|b"` is no DDE).
+/// Text in double quotes is a string, not a call (`"a|b"` is no DDE); a name in single
+/// quotes is a sheet's (`'a"b'!A1`: its `"` opens no string), and no sheet's name holds
+/// a `[`, so one inside is a reference into another file.
 pub(super) fn calls_out(formula: &str) -> Option<String> {
     let chars: Vec<char> = formula.chars().collect();
-    let mut in_string = false;
     let mut i = 0;
     while i < chars.len() {
-        let c = chars[i];
-        if in_string {
-            in_string = c != '"';
-            i += 1;
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '|' => return Some("a DDE call (|)".into()),
-            '[' => {
-                let inside: String = chars[i + 1..].iter().take_while(|c| **c != ']').collect();
-                let external = inside.chars().all(|c| c.is_ascii_digit())
-                    || inside.contains(['.', '/', '\\', ':']);
-                if external {
-                    return Some(format!("a reference into another file ([{inside}])"));
+        match chars[i] {
+            '"' => i = closing(&chars, i, '"'),
+            '\'' => {
+                let end = closing(&chars, i, '\'');
+                if chars[i..end.min(chars.len())].contains(&'[') {
+                    let name: String = chars[i..end.min(chars.len())].iter().collect();
+                    return Some(format!("a reference into another file ({name})"));
                 }
+                i = end;
+            }
+            '|' => return Some("a DDE call (|)".into()),
+            '[' if names_another_file(&chars, i) => {
+                let inside: String = chars[i + 1..].iter().take_while(|c| **c != ']').collect();
+                return Some(format!("a reference into another file ([{inside}])"));
             }
             '(' => {
                 let name: String = chars[..i]
@@ -100,6 +167,66 @@ pub(super) fn calls_out(formula: &str) -> Option<String> {
     None
 }
 
+/// The index of the quote closing the quoted run opened at `open` (a doubled quote is
+/// one quote inside it); past the end when it is never closed.
+fn closing(chars: &[char], open: usize, quote: char) -> usize {
+    let mut i = open + 1;
+    while i < chars.len() {
+        if chars[i] == quote {
+            if chars.get(i + 1) == Some(&quote) {
+                i += 2;
+                continue;
+            }
+            return i;
+        }
+        i += 1;
+    }
+    chars.len()
+}
+
+/// Whether the `[` at `at` opens a reference into another file rather than a table's
+/// column (`Revenue[Amount]`, `[@Amount]`): a workbook by number (`[1]`), by file name
+/// or path (`[b.xlsx]`, `[C:\x\b.xlsx]`), or any name followed by a sheet and `!`
+/// (`[Book2]Rates!A1`).
+fn names_another_file(chars: &[char], at: usize) -> bool {
+    let inside: Vec<char> = chars[at + 1..]
+        .iter()
+        .take_while(|c| **c != ']')
+        .copied()
+        .collect();
+    if inside.iter().all(char::is_ascii_digit)
+        || inside.iter().any(|c| matches!(c, '.' | '/' | '\\' | ':'))
+    {
+        return true;
+    }
+    let after = at + 1 + inside.len() + 1;
+    chars
+        .get(after..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|c| {
+            !matches!(
+                c,
+                '(' | ')'
+                    | ','
+                    | ';'
+                    | '+'
+                    | '-'
+                    | '*'
+                    | '/'
+                    | '&'
+                    | '='
+                    | '<'
+                    | '>'
+                    | '^'
+                    | ' '
+                    | '['
+                    | ']'
+            )
+        })
+        .any(|c| *c == '!')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,6 +248,10 @@ mod tests {
             "Revenue[[#This Row],[Amount]]",
             "_xlfn.IFS($A1>1,1,TRUE,0)",
             "'Sheet1'!$1:$1",
+            "'it''s'!$A$1>0",
+            "'a\"b'!$A$1>0",
+            "SUM(Revenue[Amount])>0",
+            "[@Amount]>0",
             "",
         ] {
             assert_eq!(calls_out(fine), None, "{fine}");
@@ -142,9 +273,65 @@ mod tests {
             ("[1]Sheet1!$A$1", "another file"),
             ("'C:\\x\\[b.xlsx]S'!A1", "another file"),
             ("SUM('https://h/[b.xlsx]S'!A1:A2)", "another file"),
+            ("'a\"b'!$A$1&LEN(WEBSERVICE(\"http://x\"))>0", "WEBSERVICE"),
+            ("'a\"b'!$A$1+cmd|' /C calc'!A0", "DDE"),
+            ("'it''s'!A1+cmd|' /C calc'!A0", "DDE"),
+            ("[Book2]Rates!$A$1", "another file"),
+            ("SUM([Book2]Rates!A1:A2)", "another file"),
+            ("STOCKHISTORY(\"MSFT\",TODAY())", "STOCKHISTORY"),
+            ("_xlfn.IMPORTCSV(\"http://x/a.csv\")", "IMPORTCSV"),
+            ("FOPEN(\"c:\\x.txt\")", "FOPEN"),
+            ("GET.WORKSPACE(1)", "GET.WORKSPACE"),
         ] {
             let why = calls_out(hostile).unwrap_or_default();
             assert!(why.contains(says), "{hostile}: {why:?}");
+        }
+    }
+
+    #[test]
+    fn relationships_and_content_types_that_run_or_fetch_are_named() {
+        let rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/";
+        for (kind, external, says) in [
+            ("externalLink", false, "DDE"),
+            ("oleObject", false, "embedded"),
+            ("connections", false, "connection"),
+            ("xlMacrosheet", false, "macro sheet"),
+            ("attachedTemplate", true, "template"),
+            ("image", true, "fetched from outside"),
+        ] {
+            let why = active_relationship(&format!("{rel}{kind}"), external).unwrap_or_default();
+            assert!(why.contains(says), "{kind}: {why:?}");
+        }
+        let vba = "http://schemas.microsoft.com/office/2006/relationships/vbaProject";
+        assert_eq!(active_relationship(vba, false), Some("a macro project"));
+        for (kind, external) in [
+            ("hyperlink", true),
+            ("image", false),
+            ("worksheet", false),
+            ("chart", false),
+            ("sharedStrings", false),
+        ] {
+            assert_eq!(
+                active_relationship(&format!("{rel}{kind}"), external),
+                None,
+                "{kind}"
+            );
+        }
+        assert!(active_content_type("application/vnd.ms-office.vbaProject").is_some());
+        assert!(
+            active_content_type("application/vnd.ms-excel.sheet.macroEnabled.main+xml").is_some()
+        );
+        assert!(active_content_type(
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.externalLink+xml"
+        )
+        .is_some());
+        for fine in [
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml",
+            "image/png",
+            "application/vnd.openxmlformats-officedocument.drawingml.chart+xml",
+        ] {
+            assert_eq!(active_content_type(fine), None, "{fine}");
         }
     }
 

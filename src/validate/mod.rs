@@ -261,24 +261,52 @@ fn sniff(name: &str, bytes: &[u8]) -> Result<&'static str, JobFailure> {
 
 /// Text, as a text file's name promises: UTF-8 (with a byte-order mark or without),
 /// UTF-16 with its mark, or a legacy encoding (GBK for a Chinese bank's upload, Latin-1,
-/// Shift-JIS: their bytes are no control characters). A NUL or another control byte
-/// outside UTF-8 is no text (tab, line feed, form feed and carriage return are).
+/// Shift-JIS: their bytes are no control characters). In every encoding the text holds
+/// no control character but tab, line feed, form feed and carriage return (a NUL, an
+/// escape sequence): UTF-8 and UTF-16 are decoded first (UTF-16 must decode whole), a
+/// legacy encoding is judged by its bytes.
 fn check_text(name: &str, bytes: &[u8]) -> Result<(), JobFailure> {
-    let utf16 =
-        (bytes.starts_with(b"\xff\xfe") || bytes.starts_with(b"\xfe\xff")) && bytes.len() % 2 == 0;
-    if utf16 || std::str::from_utf8(bytes).is_ok() {
+    let control = |c: char| c < ' ' && !matches!(c, '\t' | '\n' | '\x0c' | '\r');
+    let refuse = |at: usize, what: String| {
+        Err(invalid(
+            "not-text",
+            format!("{name} is not text: character {at} is {what}"),
+        ))
+    };
+    let utf16 = match bytes.get(..2) {
+        Some(b"\xff\xfe") => Some(u16::from_le_bytes as fn([u8; 2]) -> u16),
+        Some(b"\xfe\xff") => Some(u16::from_be_bytes as fn([u8; 2]) -> u16),
+        _ => None,
+    };
+    if let (Some(unit), Err(_)) = (utf16, std::str::from_utf8(bytes)) {
+        if bytes.len() % 2 != 0 {
+            return refuse(bytes.len(), "half of a UTF-16 unit".into());
+        }
+        let units = bytes[2..].chunks_exact(2).map(|p| unit([p[0], p[1]]));
+        for (at, c) in char::decode_utf16(units).enumerate() {
+            match c {
+                Ok(c) if control(c) => return refuse(at, format!("the control character {:?}", c)),
+                Ok(_) => {}
+                Err(_) => return refuse(at, "a broken UTF-16 surrogate".into()),
+            }
+        }
         return Ok(());
     }
-    let control = |b: &u8| *b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0c | b'\r');
-    match bytes.iter().position(control) {
-        None => Ok(()),
-        Some(at) => Err(invalid(
-            "not-text",
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return match text.chars().enumerate().find(|(_, c)| control(*c)) {
+            Some((at, c)) => refuse(at, format!("the control character {c:?}")),
+            None => Ok(()),
+        };
+    }
+    match bytes.iter().position(|b| control(char::from(*b))) {
+        Some(at) => refuse(
+            at,
             format!(
-                "{name} is not text: byte {at} is the control byte 0x{:02x}, and the file is not UTF-8",
+                "the control byte 0x{:02x}, and the file is not UTF-8",
                 bytes[at]
             ),
-        )),
+        ),
+        None => Ok(()),
     }
 }
 
@@ -477,14 +505,21 @@ mod tests {
             validate(&mut a, &[]).unwrap_or_else(|e| panic!("{name}: {e:?}"));
             assert_eq!(a[0].media_type, media, "{name}");
         }
+        // Binary under a text name, in each encoding's guise: a control byte outside
+        // UTF-8, a NUL or an escape sequence in UTF-8, a UTF-16 mark before random
+        // bytes (a broken surrogate, a control character) or an odd length.
         for (name, bytes) in [
             ("x.csv", b"\xb2\xbf\x00\x01".as_slice()),
             ("x.md", b"\x89PNG\r\n\x1a\n\xff".as_slice()),
             ("x.html", b"\xff\xfe\x00".as_slice()),
+            ("x.log", b"ok\x1b[31mred\n".as_slice()),
+            ("x.tsv", b"PK\x03\x04\x14\x00".as_slice()),
+            ("x.txt", b"\xff\xfe\x00\xd8\x41\x00".as_slice()),
+            ("x.csv", b"\xff\xfe\x01\x00\x41\x00".as_slice()),
         ] {
             let e = validate(&mut [art(name, bytes)], &[]).unwrap_err();
             assert!(
-                matches!(&e, JobFailure::InvalidOutput { check, detail } if check == "not-text" && detail.contains("control byte")),
+                matches!(&e, JobFailure::InvalidOutput { check, detail } if check == "not-text" && detail.contains("is not text")),
                 "{name}: {e:?}"
             );
         }

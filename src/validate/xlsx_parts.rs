@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use quick_xml::events::Event;
 
-use super::active_content::{active_part, calls_out};
+use super::active_content::{active_content_type, active_part, active_relationship, calls_out};
 use super::bounds::{truncate, MAX_INFLATED_BYTES, MAX_TABLE_CELLS, MAX_ZIP_ENTRIES, NAMED};
 
 /// What the bounded pass over a workbook's parts found.
@@ -81,6 +81,8 @@ pub(super) fn scan_parts(name: &str, bytes: &[u8], formulas: bool) -> Result<Par
         ));
     }
     let mut budget = MAX_INFLATED_BYTES;
+    let package_rels = read_part(&mut zip, "_rels/.rels", &mut budget, name)?.unwrap_or_default();
+    refuse_another_main_part(&package_rels).map_err(|e| format!("{name}: {e}"))?;
     let workbook = read_part(&mut zip, "xl/workbook.xml", &mut budget, name)?
         .ok_or_else(|| format!("{name} is not an xlsx workbook (it has no xl/workbook.xml)"))?;
     let rels =
@@ -131,12 +133,20 @@ pub(super) fn scan_parts(name: &str, bytes: &[u8], formulas: bool) -> Result<Par
         let shared_strings = lower == "xl/sharedstrings.xml";
         let mut xml = quick_xml::Reader::from_reader(BufReader::new(reader));
         check_prolog(name, &part, &mut xml, shared_strings)?;
-        let Some(sheet) = sheet.filter(|_| formulas) else {
+        if !formulas {
             drain(name, xml)?;
             continue;
-        };
-        // Formulas are rare: a search for their tags decides whether the sheet is
-        // parsed again to name them.
+        }
+        if lower.ends_with(".rels") || lower == "[content_types].xml" {
+            for finding in package_links(name, &part, xml)? {
+                found.note_active(finding);
+            }
+            continue;
+        }
+        // Formulas are rare: a search for their tags decides whether the part is
+        // parsed again to name them. Every XML part is searched: a sheet's cells are
+        // formula cells, and anywhere else (a chart's series, a rule) a formula must
+        // not call out.
         let has_formula = find_formula_tag(xml.into_inner()).map_err(|e| inflate_error(name, e))?;
         if has_formula {
             let entry = zip
@@ -146,7 +156,7 @@ pub(super) fn scan_parts(name: &str, bytes: &[u8], formulas: bool) -> Result<Par
             scan_formulas(
                 name,
                 &part,
-                &sheet,
+                sheet.as_deref(),
                 Budget {
                     inner: entry,
                     left: &mut left,
@@ -231,11 +241,7 @@ fn check_prolog<R: std::io::BufRead>(
 ) -> Result<(), String> {
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        match xml
-            .read_event_into(&mut buf)
-            .map_err(|e| inflate_error(name, e))?
-        {
+        match next_event(name, xml, &mut buf)? {
             Event::DocType(_) => {
                 return Err(format!(
                     "{name}: its part {part} declares a DTD (entity declarations are refused, as the worker's parser refuses them)"
@@ -267,29 +273,35 @@ fn check_prolog<R: std::io::BufRead>(
 }
 
 /// Notes the formula cells of a sheet part, and the formulas outside its cells (a
-/// conditional format's rule, a data validation's list, the sheet extensions') that call
-/// out. `sheet` names the sheet in findings (`result.xlsx!Data`).
+/// conditional format's rule, a data validation's list, the sheet extensions', a
+/// chart's series in a part that is no sheet) that call out. `sheet` names a sheet in
+/// findings (`result.xlsx!Data`); `None`: the part is no sheet, and has no cells.
+///
+/// In a sheet, every `f` outside the rules and the extensions is a formula cell,
+/// wherever it sits: the cell it belongs to names it, and no element of a foreign
+/// namespace between the two hides it.
 fn scan_formulas<R: Read>(
     name: &str,
     part: &str,
-    sheet: &str,
+    sheet: Option<&str>,
     reader: R,
     found: &mut Parts,
 ) -> Result<(), String> {
     let mut xml = quick_xml::Reader::from_reader(BufReader::new(reader));
     xml.config_mut().check_end_names = false;
     let mut buf = Vec::new();
+    // The last cell opened, to name a formula cell by.
     let mut cell: Option<String> = None;
-    // What holds the formulas outside the cells: "the conditional format on A2:B9".
+    // What holds the formulas outside the cells ("the conditional format on A2:B9"),
+    // and how deep inside such holders (and extension lists) the reader is.
     let mut holder: Option<String> = None;
+    let mut outside_cells = 0usize;
     let mut in_formula = false;
     let mut formula = String::new();
     loop {
-        buf.clear();
-        let event = xml
-            .read_event_into(&mut buf)
-            .map_err(|e| inflate_error(name, e))?;
-        match event {
+        let event = next_event(name, &mut xml, &mut buf)?;
+        let in_cells = sheet.is_some() && outside_cells == 0;
+        match &event {
             Event::Start(e) if e.local_name().as_ref() == b"c" => {
                 cell = e
                     .attributes()
@@ -297,45 +309,46 @@ fn scan_formulas<R: Read>(
                     .find(|a| a.key.local_name().as_ref() == b"r")
                     .map(|a| String::from_utf8_lossy(&a.value).into_owned());
             }
-            Event::End(e) if e.local_name().as_ref() == b"c" => cell = None,
-            Event::Start(e)
-                if matches!(
-                    e.local_name().as_ref(),
-                    b"conditionalFormatting" | b"dataValidation"
-                ) =>
-            {
-                let what = if e.local_name().as_ref() == b"dataValidation" {
-                    "data validation"
-                } else {
-                    "conditional format"
+            Event::Start(e) if is_holder(e.local_name().as_ref()) => {
+                outside_cells += 1;
+                let what = match e.local_name().as_ref() {
+                    b"dataValidation" => "data validation",
+                    b"conditionalFormatting" => "conditional format",
+                    _ => continue,
                 };
-                let [range] = attributes(&e, xml.decoder(), [b"sqref"]);
+                let [range] = attributes(e, xml.decoder(), [b"sqref"]);
                 holder = Some(match range {
                     Some(r) => format!("the {what} on {}", truncate(&r, 40)),
                     None => format!("a {what}"),
                 });
             }
-            Event::Start(e) if is_formula_element(e.local_name().as_ref(), cell.is_some()) => {
+            Event::End(e) if is_holder(e.local_name().as_ref()) => {
+                outside_cells = outside_cells.saturating_sub(1);
+            }
+            Event::Start(e) if is_formula_element(e.local_name().as_ref()) => {
                 in_formula = true;
                 formula.clear();
             }
-            Event::Empty(e) if cell.is_some() && e.local_name().as_ref() == b"f" => {
+            Event::Empty(e) if in_cells && e.local_name().as_ref() == b"f" => {
                 note_formula(found, part, cell.as_deref(), "(shared)");
             }
             Event::Text(_) | Event::CData(_) | Event::GeneralRef(_) if in_formula => {
                 push_content(&mut formula, &event);
             }
-            Event::End(e)
-                if in_formula && is_formula_element(e.local_name().as_ref(), cell.is_some()) =>
-            {
+            Event::End(e) if in_formula && is_formula_element(e.local_name().as_ref()) => {
                 in_formula = false;
                 let text = std::mem::take(&mut formula);
-                if cell.is_some() {
+                if in_cells && e.local_name().as_ref() == b"f" {
                     note_formula(found, part, cell.as_deref(), &text);
                 } else if let Some(why) = outside_formula_calls_out(&text) {
-                    let at = holder.as_deref().unwrap_or("a formula outside the cells");
+                    let at = if sheet.is_some() {
+                        holder.as_deref().unwrap_or("a formula outside the cells")
+                    } else {
+                        "a formula"
+                    };
                     found.note_active(format!(
-                        "{sheet}: {at} holds {why}: {}",
+                        "{}: {at} holds {why}: {}",
+                        sheet.map_or_else(|| format!("{name}!{part}"), str::to_string),
                         truncate(&text, 60)
                     ));
                 }
@@ -344,6 +357,14 @@ fn scan_formulas<R: Read>(
             _ => {}
         }
     }
+}
+
+/// Elements of a sheet whose formulas are no cells': rules, lists and extension lists.
+fn is_holder(local: &[u8]) -> bool {
+    matches!(
+        local,
+        b"conditionalFormatting" | b"dataValidation" | b"extLst"
+    )
 }
 
 /// Most characters of a formula read (Excel's own limit is 8,192).
@@ -384,10 +405,96 @@ fn outside_formula_calls_out(text: &str) -> Option<String> {
     calls_out(text)
 }
 
-/// Whether an element holds a formula: `f` in a cell; outside the cells, `f` (the
-/// sheet extensions') and `formula`, `formula1`, `formula2` (rules and lists).
-fn is_formula_element(local: &[u8], in_cell: bool) -> bool {
-    local == b"f" || (!in_cell && matches!(local, b"formula" | b"formula1" | b"formula2"))
+/// Whether an element holds a formula: `f` (a cell's, an extension's, a chart
+/// series'), and `formula`, `formula1`, `formula2` (rules and lists).
+fn is_formula_element(local: &[u8]) -> bool {
+    matches!(local, b"f" | b"formula" | b"formula1" | b"formula2")
+}
+
+/// The main part `_rels/.rels` names must be `xl/workbook.xml`, the one whose sheets
+/// are read: a package whose main part is another would be opened as that one by a
+/// spreadsheet program, and checked as this one here.
+fn refuse_another_main_part(package_rels: &[u8]) -> Result<(), String> {
+    let mut xml = quick_xml::Reader::from_reader(package_rels);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match xml.read_event_into(&mut buf) {
+            Ok(Event::Start(e) | Event::Empty(e)) if e.local_name().as_ref() == b"Relationship" => {
+                let [kind, target] = attributes(&e, xml.decoder(), [b"Type", b"Target"]);
+                let main = kind.is_some_and(|k| k.ends_with("/officeDocument"));
+                let target = target.unwrap_or_default();
+                let plain = target.trim_start_matches('/');
+                if main && !plain.eq_ignore_ascii_case("xl/workbook.xml") {
+                    return Err(format!(
+                        "its main part is {:?}, not xl/workbook.xml: refused",
+                        truncate(&target, 80)
+                    ));
+                }
+            }
+            Ok(Event::DocType(_)) => return Err("its package relationships declare a DTD".into()),
+            Ok(Event::Eof) => return Ok(()),
+            Err(e) => return Err(format!("its package relationships do not parse: {e}")),
+            _ => {}
+        }
+    }
+}
+
+/// What a relationships part or the content types bring in that runs or fetches:
+/// relationships by their type and target mode, declared parts by their content type.
+fn package_links<R: std::io::BufRead>(
+    name: &str,
+    part: &str,
+    mut xml: quick_xml::Reader<R>,
+) -> Result<Vec<String>, String> {
+    let mut found = Vec::new();
+    let mut buf = Vec::new();
+    loop {
+        match next_event(name, &mut xml, &mut buf)? {
+            Event::Start(e) | Event::Empty(e) => match e.local_name().as_ref() {
+                b"Relationship" => {
+                    let [kind, target, mode] =
+                        attributes(&e, xml.decoder(), [b"Type", b"Target", b"TargetMode"]);
+                    let external = mode.is_some_and(|m| m.eq_ignore_ascii_case("External"));
+                    if let Some(what) = active_relationship(&kind.unwrap_or_default(), external) {
+                        found.push(format!(
+                            "{name}: {part} brings in {what} ({})",
+                            truncate(&target.unwrap_or_default(), 60)
+                        ));
+                    }
+                }
+                b"Default" | b"Override" => {
+                    let [kind, at, extension] = attributes(
+                        &e,
+                        xml.decoder(),
+                        [b"ContentType", b"PartName", b"Extension"],
+                    );
+                    if let Some(what) = active_content_type(&kind.unwrap_or_default()) {
+                        let declared = at
+                            .or(extension.map(|x| format!("*.{x}")))
+                            .unwrap_or_default();
+                        found.push(format!(
+                            "{name}: [Content_Types].xml declares {what} ({})",
+                            truncate(&declared, 60)
+                        ));
+                    }
+                }
+                _ => {}
+            },
+            Event::Eof => return Ok(found),
+            _ => {}
+        }
+    }
+}
+
+/// The next event of a part being inflated, its failure said as the workbook's.
+fn next_event<'b, R: std::io::BufRead>(
+    name: &str,
+    xml: &mut quick_xml::Reader<R>,
+    buf: &'b mut Vec<u8>,
+) -> Result<Event<'b>, String> {
+    buf.clear();
+    xml.read_event_into(buf).map_err(|e| inflate_error(name, e))
 }
 
 fn drain<R: std::io::BufRead>(name: &str, xml: quick_xml::Reader<R>) -> Result<(), String> {

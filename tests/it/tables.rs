@@ -77,19 +77,26 @@ fn python_error(o: &Outcome) -> (String, String) {
     }
 }
 
-/// A workbook with one sheet whose XML is `sheet` (raw) and extra parts.
+/// The parts of a workbook with one sheet, `Data`: content types, the package's and
+/// the workbook's relationships, the workbook.
+const BASE_PARTS: [(&str, &[u8]); 4] = [
+    ("[Content_Types].xml", br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>"#),
+    ("_rels/.rels", br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#),
+    ("xl/workbook.xml", br#"<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>"#),
+    ("xl/_rels/workbook.xml.rels", br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#),
+];
+
+/// A workbook with one sheet whose XML is `sheet` (raw) and extra parts; an extra
+/// part named like a base part replaces it.
 fn raw_workbook(sheet: &[u8], extra: &[(&str, &[u8])]) -> Vec<u8> {
     let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
     let opts = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
         .large_file(true);
-    let parts: [(&str, &[u8]); 4] = [
-        ("[Content_Types].xml", br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>"#),
-        ("_rels/.rels", br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#),
-        ("xl/workbook.xml", br#"<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>"#),
-        ("xl/_rels/workbook.xml.rels", br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#),
-    ];
-    for (path, body) in parts.iter().chain(extra) {
+    let base = BASE_PARTS
+        .iter()
+        .filter(|(path, _)| !extra.iter().any(|(e, _)| e == path));
+    for (path, body) in base.chain(extra) {
         zip.start_file(*path, opts).unwrap();
         zip.write_all(body).unwrap();
     }
@@ -1228,9 +1235,34 @@ wb.save('result.xlsx')
             ("xl/externalLinks/externalLink1.xml", br#"<?xml version="1.0"?><externalLink xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><ddeLink ddeService="cmd" ddeTopic="/C calc"/></externalLink>"#),
         ],
     );
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let whole = format!("open('result.xlsx', 'wb').write(bytes.fromhex('{hex}'))\n");
-    let cases: [(&str, &[&str]); 3] = [
+    let written = |bytes: &[u8]| {
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        format!("open('result.xlsx', 'wb').write(bytes.fromhex('{hex}'))\n")
+    };
+    let whole = written(&bytes);
+    // What outside review tried next: the main part moved (a spreadsheet program opens
+    // the workbook `_rels/.rels` names, not the decoy at xl/workbook.xml), a DDE link
+    // in a folder of its own (judged by its relationship and content type), and a
+    // call behind a sheet name holding a double quote.
+    let moved = written(&raw_workbook(
+        &sheet,
+        &[("_rels/.rels", br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="/xl/book.xml"/></Relationships>"#)],
+    ));
+    let linked = written(&raw_workbook(
+        &sheet,
+        &[
+            ("xl/_rels/workbook.xml.rels", br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/externalLink" Target="links/link1.xml"/></Relationships>"#),
+            ("xl/links/link1.xml", br#"<?xml version="1.0"?><externalLink xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><ddeLink ddeService="cmd" ddeTopic="/C calc"/></externalLink>"#),
+        ],
+    ));
+    let quoted = written(&raw_workbook(
+        format!(
+            r#"<?xml version="1.0"?>{SHEET_HEAD}<row r="1"><c r="A1"><v>1</v></c></row></sheetData><conditionalFormatting sqref="A1"><cfRule type="expression" priority="1"><formula>'a"b'!$A$1&amp;LEN(WEBSERVICE("http://127.0.0.1:9/"))&gt;0</formula></cfRule></conditionalFormatting></worksheet>"#
+        )
+        .as_bytes(),
+        &[],
+    ));
+    let cases: [(&str, &[&str]); 6] = [
         (
             xlsxwriter,
             &[
@@ -1250,6 +1282,12 @@ wb.save('result.xlsx')
                 "result.xlsx holds xl/externalLinks/externalLink1.xml, a link to another workbook or a DDE server",
             ],
         ),
+        (&moved, &[r#"its main part is "/xl/book.xml", not xl/workbook.xml"#]),
+        (
+            &linked,
+            &["xl/_rels/workbook.xml.rels brings in a link to another workbook or a DDE server (links/link1.xml)"],
+        ),
+        (&quoted, &["the conditional format on A1 holds the function WEBSERVICE"]),
     ];
     for exec in [executor(), executor_gate_off()] {
         for (code, wants) in cases {
@@ -1258,7 +1296,6 @@ wb.save('result.xlsx')
                 panic!("{:?}", o.result)
             };
             assert_eq!(check, "table:result.xlsx");
-            assert!(detail.contains("runs or fetches on its own"), "{detail}");
             for want in wants {
                 assert!(detail.contains(want), "{want:?} not in:\n{detail}");
             }

@@ -168,6 +168,12 @@ fn formula_tags_with_a_prefix_or_white_space_are_found() {
         let found = formulas_found(&workbook(&[("S", &body)], &[]));
         assert_eq!(found.len(), 1, "{cell}: {found:?}");
     }
+    // An element of another namespace named `c` inside the cell hides nothing from
+    // the scan (calamine then refuses the cell): the `f` after it is a formula cell.
+    let body = r#"<row r="1"><c r="A1"><z:c xmlns:z="urn:x"></z:c><f>1+1</f><v>2</v></c></row>"#;
+    let parts =
+        crate::validate::xlsx_parts::scan_parts("r.xlsx", &workbook(&[("S", body)], &[]), true);
+    assert_eq!(parts.unwrap().formula_count, 1);
     let prefixed = r#"<?xml version="1.0"?><x:worksheet xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:sheetData><x:row r="1"><x:c r="A1"><x:f/><x:v>0</x:v></x:c></x:row></x:sheetData></x:worksheet>"#;
     let wb = workbook(&[("S", "")], &[]);
     let wb = replace_part(&wb, "xl/worksheets/sheet1.xml", prefixed.as_bytes());
