@@ -233,3 +233,25 @@ fn every_registering_function_of_the_allowed_modules_is_reviewed_in_the_guard() 
         "{report}"
     );
 }
+
+/// A job's own object left as a key in a library cache (matplotlib's `to_rgba` cache)
+/// would run its code in the next job's lookup (its `__eq__` is called to compare the
+/// keys): the guard restores the cache, so the next job on the same worker finds its
+/// colour without running the earlier job's code. Gate on, as model code would reach it.
+#[test]
+fn a_job_s_object_left_in_a_library_cache_runs_in_no_later_job() {
+    let exec = common::builder().workers(1).build().unwrap();
+    let plant = "import matplotlib.colors as mc\n\
+                 class K(tuple):\n    def __eq__(self, other):\n        print('LEAK')\n        return True\n    \
+                 def __hash__(self):\n        return hash((0.1, 0.2, 0.3))\n\
+                 mc.to_rgba(K((0.1, 0.2, 0.3)))\n";
+    let a = run_ok(&exec, "cache key", plant);
+    let b = run_ok(
+        &exec,
+        "cache key",
+        "import matplotlib.colors as mc\nprint(mc.to_rgba((0.1, 0.2, 0.3)))\n",
+    );
+    assert_eq!(a.worker.unwrap().pid, b.worker.unwrap().pid);
+    assert!(!b.stdout.contains("LEAK"), "{}", b.stdout);
+    assert!(b.stdout.contains("(0.1, 0.2, 0.3, 1)"), "{}", b.stdout);
+}
