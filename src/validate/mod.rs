@@ -278,7 +278,8 @@ fn check_text(name: &str, bytes: &[u8]) -> Result<(), JobFailure> {
         Some(b"\xfe\xff") => Some(u16::from_be_bytes as fn([u8; 2]) -> u16),
         _ => None,
     };
-    if let (Some(unit), Err(_)) = (utf16, std::str::from_utf8(bytes)) {
+    let utf8 = std::str::from_utf8(bytes);
+    if let (Some(unit), Err(_)) = (utf16, &utf8) {
         if bytes.len() % 2 != 0 {
             return refuse(bytes.len(), "half of a UTF-16 unit".into());
         }
@@ -292,7 +293,7 @@ fn check_text(name: &str, bytes: &[u8]) -> Result<(), JobFailure> {
         }
         return Ok(());
     }
-    if let Ok(text) = std::str::from_utf8(bytes) {
+    if let Ok(text) = utf8 {
         return match text.chars().enumerate().find(|(_, c)| control(*c)) {
             Some((at, c)) => refuse(at, format!("the control character {c:?}")),
             None => Ok(()),

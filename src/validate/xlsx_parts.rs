@@ -324,6 +324,9 @@ fn scan_formulas<R: Read>(
             }
             Event::End(e) if is_holder(e.local_name().as_ref()) => {
                 outside_cells = outside_cells.saturating_sub(1);
+                if e.local_name().as_ref() != b"extLst" {
+                    holder = None; // a later formula is named by its own holder
+                }
             }
             Event::Start(e) if is_formula_element(e.local_name().as_ref()) => {
                 in_formula = true;
