@@ -831,6 +831,21 @@ animation.ArtistAnimation(fig2, frames, interval=100).save('bars.gif', writer='p
         assert_eq!(gif.media_type, "image/gif", "{name}");
         assert!(gif.bytes.starts_with(b"GIF89a"), "{name}");
     }
+    // Saves aimed outside the job's folder land in it under their own names (the
+    // writer opens through the job's writes); a name with a NUL is refused.
+    let aimed = "from matplotlib.animation import FuncAnimation\n\
+                 fig, ax = plt.subplots(figsize=(1, 1), dpi=20)\n\
+                 ani = FuncAnimation(fig, lambda i: ax.plot([i], [i]), frames=2)\n\
+                 ani.save('/tmp/pyward_abs.gif', writer='pillow')\n\
+                 ani.save('../../pyward_up.gif', writer='pillow')\n\
+                 try:\n    ani.save('a\\x00b.gif', writer='pillow')\nexcept ValueError as e:\n    print('refused:', e)\n";
+    let o = run(&exec, aimed, src.path());
+    expect_ok(&o);
+    let mut names: Vec<&str> = o.artifacts().iter().map(|a| a.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["pyward_abs.gif", "pyward_up.gif"], "{}", o.stdout);
+    assert!(o.stdout.contains("refused:"), "{}", o.stdout);
+    assert!(!std::path::Path::new("/tmp/pyward_abs.gif").exists());
     let video = "from matplotlib.animation import FuncAnimation\nfig, ax = plt.subplots()\n\
                  ani = FuncAnimation(fig, lambda i: ax.plot([i], [i]), frames=2)\n\
                  ani.save('clip.mp4', writer='ffmpeg')\n";
