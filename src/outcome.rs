@@ -17,6 +17,11 @@ use crate::sandbox::{Enforcement, ScratchLimit};
 /// process's own stderr, `STDERR_KEEP` in `supervisor/launch.rs`).
 pub const STDERR_TAIL_CHARS: usize = 1500;
 
+/// Bytes of what a job writes to `sys.stderr` that reach the host, the first kept
+/// (`_JOB_STDERR_CAP` in `python/prelude/state.py`); a worker that sends more breaks the
+/// protocol.
+pub const JOB_STDERR_CAP: usize = 16384;
+
 /// The result of one job: its artifacts or its failure, plus what it printed, how long
 /// each step took, which worker ran it and the seed it was given.
 ///
@@ -30,6 +35,11 @@ pub struct Outcome {
     pub stdout: String,
     /// Bytes of stdout dropped past the cap.
     pub stdout_dropped: u64,
+    /// What the job wrote to stderr (warnings, logging's default handler), its first
+    /// [`JOB_STDERR_CAP`] bytes, when the code ran to its end: a model reads its
+    /// `FutureWarning`s and its own log lines here. A job that raised carries it in its
+    /// error's `stderr_tail` instead.
+    pub stderr: String,
     /// Time spent in each step.
     pub timings: Timings,
     /// The worker that ran the job (`None` when it never reached one).
@@ -58,6 +68,7 @@ impl Outcome {
             result: Err(failure),
             stdout: String::new(),
             stdout_dropped: 0,
+            stderr: String::new(),
             timings,
             worker: None,
             seed,
@@ -702,5 +713,14 @@ mod tests {
             detail: "out.xlsx is not an xlsx workbook".into(),
         };
         assert!(book.feedback().contains("df.to_excel('name.xlsx')"));
+    }
+
+    #[test]
+    fn the_host_holds_a_job_s_stderr_to_the_cap_the_worker_keeps() {
+        let state = include_str!("../python/prelude/state.py");
+        assert!(
+            state.contains(&format!("\n_JOB_STDERR_CAP = {JOB_STDERR_CAP}\n")),
+            "python/prelude/state.py and JOB_STDERR_CAP disagree"
+        );
     }
 }

@@ -94,6 +94,10 @@ pub struct RunReport {
     pub stdout: String,
     /// Bytes of stdout dropped past the cap.
     pub stdout_dropped: u64,
+    /// What the job wrote to stderr (warnings, its log lines) when its code ran to the
+    /// end, the first 16 KiB; a job that raised quotes it in `error.stderr_tail`.
+    #[serde(default)]
+    pub stderr: String,
     /// The seed numpy's and `random`'s generators got (`null` if the job never got one).
     pub seed: Option<u64>,
     /// `on`, or `off` when the gate was switched off for testing.
@@ -340,6 +344,7 @@ impl Report {
                 .collect(),
             stdout: outcome.stdout.clone(),
             stdout_dropped: outcome.stdout_dropped,
+            stderr: outcome.stderr.clone(),
             seed: Some(outcome.seed),
             gate: if outcome.gate_enabled { "on" } else { "off" }.into(),
             worker: outcome.worker.clone(),
@@ -421,6 +426,7 @@ impl Report {
             artifacts: Vec::new(),
             stdout: String::new(),
             stdout_dropped: 0,
+            stderr: String::new(),
             seed: None,
             gate: if gate_enabled { "on" } else { "off" }.into(),
             worker: None,

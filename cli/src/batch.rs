@@ -450,6 +450,12 @@ fn finish(
                 run.stdout.trim_end().replace('\n', "\n          ")
             );
         }
+        if !run.stderr.is_empty() {
+            say!(
+                "  stderr: {}",
+                run.stderr.trim_end().replace('\n', "\n          ")
+            );
+        }
         if let Some(t) = &run.timings_ms {
             let warm = t
                 .pool_warmup

@@ -172,7 +172,7 @@ fn run_json_renders_both_examples_and_reports_failures() {
 }
 
 #[test]
-fn run_reads_stdin_and_prints_the_record_it_wrote() {
+fn run_reads_stdin_and_prints_the_record_it_wrote_and_the_job_s_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = pyward();
     cmd.args(["run", "--json", "-"]).current_dir(dir.path());
@@ -200,9 +200,17 @@ fn run_reads_stdin_and_prints_the_record_it_wrote() {
     // The text form names the record too.
     let mut cmd = pyward();
     cmd.args(["run", "-"]).current_dir(dir.path());
-    let out = with_stdin(cmd, "plt.plot([1, 2])\nplt.savefig(OUT)\n");
+    let out = with_stdin(
+        cmd,
+        "import warnings\nwarnings.warn('mind the gap')\nplt.plot([1, 2])\nplt.savefig(OUT)\n",
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("record: runs/"), "{text}");
+    // A job that ended well shows its warnings too.
+    assert!(
+        text.contains("  stderr: ") && text.contains("UserWarning: mind the gap"),
+        "{text}"
+    );
 }
 
 /// A refused file is answered from the gate alone: no pool is warmed for it. The proof:

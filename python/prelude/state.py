@@ -47,7 +47,8 @@ _WARM_DECIMAL = None  # the decimal Context warm-up left, copied for each job
 _REAL_IMPORT = builtins.__import__
 _MSG_CAP = 2000
 # Bytes of what a job writes to sys.stderr that go to the host with its answer (a
-# failure quotes the last STDERR_TAIL_CHARS of them, see src/outcome.rs).
+# failure quotes the last STDERR_TAIL_CHARS of them; JOB_STDERR_CAP in src/outcome.rs is
+# this number, which the host holds the answer to).
 _JOB_STDERR_CAP = 16384
 
 

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use super::{DoneMsg, Nonce, ResetMsg, WorkerMsg};
 use crate::encode;
-use crate::outcome::{head_chars, Artifact};
+use crate::outcome::{head_chars, Artifact, JOB_STDERR_CAP};
 use crate::output_dir::{check_file_name, MAX_PATH_BYTES};
 
 /// Largest message frame (not artifact) a worker may send besides its stdout: the
@@ -206,6 +206,12 @@ pub fn check_done(done: &DoneMsg, limits: &AnswerLimits) -> Result<(), String> {
             "{} bytes of stdout where the cap is {}",
             done.stdout.len(),
             limits.stdout_cap
+        ));
+    }
+    if done.stderr.len() > JOB_STDERR_CAP {
+        return Err(format!(
+            "{} bytes of stderr where the cap is {JOB_STDERR_CAP}",
+            done.stderr.len()
         ));
     }
     if done.stdout_dropped > MAX_COUNT {
@@ -492,6 +498,18 @@ mod tests {
         let mut d = done(Vec::new());
         d.stdout_dropped = u64::MAX;
         assert!(check_done(&d, &limits()).is_err());
+        // A job's stderr past what the worker keeps is a worker that lies.
+        let mut d = done(Vec::new());
+        d.stderr = "é".repeat(JOB_STDERR_CAP / 2);
+        assert!(check_done(&d, &limits()).is_ok());
+        d.stderr.push('x');
+        assert_eq!(
+            check_done(&d, &limits()),
+            Err(format!(
+                "{} bytes of stderr where the cap is {JOB_STDERR_CAP}",
+                JOB_STDERR_CAP + 1
+            ))
+        );
     }
 
     #[test]

@@ -318,7 +318,8 @@ pub struct DoneMsg {
     pub stdout: String,
     /// Bytes of stdout dropped past the cap.
     pub stdout_dropped: u64,
-    /// Python-level stderr (warnings), capped.
+    /// Python-level stderr (warnings, logging's default handler), its first
+    /// [`JOB_STDERR_CAP`](crate::outcome::JOB_STDERR_CAP) bytes.
     pub stderr: String,
     /// `None` when the code ran to the end.
     pub error: Option<PyErrorInfo>,

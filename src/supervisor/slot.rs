@@ -524,6 +524,7 @@ impl Slot {
             result: Ok(Vec::new()),
             stdout: String::new(),
             stdout_dropped: 0,
+            stderr: String::new(),
             timings,
             worker: Some(info),
             seed: job.seed,
@@ -546,6 +547,10 @@ impl Slot {
                 outcome.timings.describe = ms(done.figures.describe_ms);
                 outcome.stdout = std::mem::take(&mut done.stdout);
                 outcome.stdout_dropped = done.stdout_dropped;
+                // An error quotes it itself (its stderr tail).
+                if done.error.is_none() {
+                    outcome.stderr.clone_from(&done.stderr);
+                }
             }
             Answer::Timeout => {
                 let dump = worker.dump_stack(STACK_DUMP_WAIT);

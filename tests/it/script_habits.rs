@@ -1,4 +1,5 @@
-//! What scripts do around their work, as models write them: `logging` and `traceback`,
+//! What scripts do around their work, as models write them: `logging` (its lines on
+//! stderr handed back) and `traceback`,
 //! `glob`, `os.path` on the files the script wrote, files of one name in several folders,
 //! `exit()` and `raise SystemExit`, `__file__`, `sys.argv` and `argparse`,
 //! `e.__class__.__name__`, `datetime.strptime`, notebook magics, an import of a missing
@@ -138,6 +139,30 @@ fn logging_and_tracebacks_run_as_in_a_script_and_show_the_job_s_frames_only() {
     );
     let e = python_error(&o);
     assert!(e.stderr_tail.contains("INFO:root:to stderr"), "{e:?}");
+    assert_eq!(
+        o.stderr, "",
+        "a failure quotes its stderr once, in its error"
+    );
+
+    // A job that ends well hands its warnings and log lines back as well.
+    let o = run(
+        &exec,
+        "import logging, warnings\nlogging.basicConfig(level=logging.INFO)\n\
+         logging.getLogger('close').info('rows read: %d', 42)\n\
+         warnings.warn('careful', UserWarning)\nprint('done')\nopen('note.txt', 'w').write('1')\n",
+        src.path(),
+    );
+    expect_ok(&o);
+    assert_eq!(o.stdout, "done\n");
+    assert!(
+        o.stderr.starts_with("INFO:close:rows read: 42\n"),
+        "{:?}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("UserWarning: careful"), "{:?}", o.stderr);
+    let report = pyward::report::Report::from_outcome(&o, false);
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["stderr"], serde_json::json!(o.stderr), "{json}");
 }
 
 #[test]

@@ -34,6 +34,9 @@ ax.set_title('Revenue by region')
 plt.tight_layout()
 plt.savefig(OUT, dpi=150)
 print('regions:', len(totals))
+import logging
+logging.basicConfig(level=logging.INFO)
+logging.info('plotted %d regions', len(totals))
 """
 
 WRONG_COLUMN = FIGURE.replace("['revenue']", "['Revenue']")
@@ -121,6 +124,9 @@ async def first_calls(session, out, summary):
     made = await session.call_tool("make_figure", {"name": "revenue", "code": FIGURE}, progress_callback=on_progress)
     check_figure(made, out)
     summary["figure_file"] = linked_path(made)[0]
+    # What the code printed and logged reaches the model beside the figure.
+    said = "\n".join(texts(made))
+    assert "regions: 4" in said and "INFO:root:plotted 4 regions" in said, said
 
     wrong = await session.call_tool("make_figure", {"name": "wrong", "code": WRONG_COLUMN})
     assert wrong.is_error and len(wrong.content) == 1, wrong

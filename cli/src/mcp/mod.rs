@@ -558,20 +558,30 @@ impl Server {
         Ok(ContentBlock::resource_link(link))
     }
 
-    /// The code's printed output, capped.
-    fn stdout(&self, stdout: &str, dropped: u64) -> Option<String> {
+    /// What the code printed, and what it wrote to stderr (its warnings and log
+    /// lines), each capped.
+    fn printed(&self, outcome: &pyward::Outcome) -> Vec<String> {
         let cap = self.inner.settings.stdout_chars;
-        let stdout = stdout.trim_end();
-        if stdout.is_empty() {
-            return None;
-        }
-        let count = stdout.chars().count();
-        let mut shown: String = stdout.chars().take(cap).collect();
-        let more = (count.saturating_sub(cap)) as u64 + dropped;
-        if more > 0 {
-            shown.push_str(&format!("\n... ({more} more characters not shown)"));
-        }
-        Some(format!("Printed:\n{shown}"))
+        let shown = |title: &str, text: &str, dropped: u64| {
+            let text = text.trim_end();
+            if text.is_empty() {
+                return None;
+            }
+            let count = text.chars().count();
+            let mut shown: String = text.chars().take(cap).collect();
+            let more = (count.saturating_sub(cap)) as u64 + dropped;
+            if more > 0 {
+                shown.push_str(&format!("\n... ({more} more characters not shown)"));
+            }
+            Some(format!("{title}:\n{shown}"))
+        };
+        [
+            shown("Printed", &outcome.stdout, outcome.stdout_dropped),
+            shown("Warnings and log lines (stderr)", &outcome.stderr, 0),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 
     async fn make_figure(
@@ -634,7 +644,7 @@ impl Server {
         if let Some(description) = done.outcome.description() {
             lines.push(format!("Shows: {description}"));
         }
-        lines.extend(self.stdout(&done.outcome.stdout, done.outcome.stdout_dropped));
+        lines.extend(self.printed(&done.outcome));
         let data = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bounded.png);
         Ok(CallToolResult::success(vec![
             ContentBlock::image(data, "image/png"),
@@ -739,7 +749,7 @@ impl Server {
                 }
             ));
         }
-        lines.extend(self.stdout(&done.outcome.stdout, done.outcome.stdout_dropped));
+        lines.extend(self.printed(&done.outcome));
         let mut content = vec![ContentBlock::text(lines.join("\n"))];
         content.extend(links);
         Ok(CallToolResult::success(content))

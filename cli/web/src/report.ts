@@ -51,6 +51,9 @@ export function reportView(report: Report, images: Map<string, string>, checked:
           h("pre", { class: "stdout" }, report.stdout || "(nothing printed)"),
         )
       : null,
+    report.stderr
+      ? h("section", {}, h("h3", {}, "Stderr (warnings, log lines)"), h("pre", { class: "stderr" }, report.stderr))
+      : null,
     t
       ? h(
           "section",

@@ -69,6 +69,7 @@ export interface Report {
   artifacts?: ArtifactReport[];
   stdout?: string;
   stdout_dropped?: number;
+  stderr?: string;
   seed?: number | null;
   timings_ms?: Timings | null;
   record?: string | null;
