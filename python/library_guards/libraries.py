@@ -213,6 +213,10 @@ def _install_numpy():
                 "np.load(..., allow_pickle=True) is not allowed in this sandbox: unpickling "
                 "runs arbitrary code. Load arrays saved without object dtype: "
                 "np.load(srcpath('x.npy'))")
+        # A read-only map ('r', or 'c': copy-on-write) is read whole instead: the same
+        # values, without a memory map of the file, which the sandbox refuses.
+        if type(mmap_mode) is str and mmap_mode in ('r', 'c', 'readonly', 'copyonwrite'):
+            mmap_mode = None
         return stock_load(file, mmap_mode, False, fix_imports, encoding, **kwargs)
 
     _job_facing(stock_load, _named_like(load, stock_load))

@@ -531,6 +531,13 @@ def install_pandas():
         frame.query = _refusing('DataFrame.query', 'query', stock_query)
         _job_facing(stock_pd_eval, _refusing('pd.eval', 'pd.eval', stock_pd_eval))
     _install_dispatch(pandas)
+    # pandas reads a CSV of 5 MB or more on several threads through a memory map of the
+    # file; a job runs on one thread and maps no file, so it reads the serial way, as
+    # `low_memory=False` or one core would (the same frame).
+    try:
+        pandas.set_option('mode.max_threads', 1)
+    except (KeyError, ValueError):  # a pandas without the option reads serially anyway
+        pass
     _job_facing(getattr(pandas, 'show_versions', None),
                 _named_like(_copy_function(_sandbox_show_versions), pandas.show_versions))
 

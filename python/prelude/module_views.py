@@ -133,7 +133,15 @@ def _setlocale(category, locale=None):
         raise TypeError("locale.setlocale here takes the locale's name as text, e.g. 'en_US.UTF-8'")
     if name is not None and ('/' in name or '\0' in name or len(name) > 100):
         raise PermissionError(f"locale.setlocale: {name[:40]!r} is no locale name (a path is not read)")
+    if name is not None and name.lower() in _C_LOCALE_NAMES:
+        # '' (the environment's locale, the usual fallback), and C with UTF-8 (a locale
+        # of files on this system, which the sandbox does not read): the C locale is
+        # the one a job runs in.
+        name = 'C'
     return real_locale.setlocale(category, name)
+
+
+_C_LOCALE_NAMES = ('', 'c.utf-8', 'c.utf8')
 
 
 # Members of members-only modules that jobs get in a checked form.

@@ -930,6 +930,16 @@ open('total.txt', 'w').write(locale.format_string('%d', 1234567, grouping=True))
     );
     expect_ok(&b);
     assert_eq!(b.stdout.trim(), before);
+    // The environment's locale (''), the usual fallback, and C with UTF-8 are the C
+    // locale a job runs in.
+    let c = run(
+        &exec,
+        "import locale\nfor name in ('', 'C.UTF-8', 'C.utf8'):\n    print(locale.setlocale(locale.LC_ALL, name))\n\
+         open('l.txt', 'w').write('1')",
+        src.path(),
+    );
+    expect_ok(&c);
+    assert_eq!(c.stdout, "C\nC\nC\n");
     assert_eq!(a.worker.unwrap().pid, b.worker.unwrap().pid);
     // A name with a slash is a folder of locale files to the C library: refused before
     // it is read, gate on and off, and so is a name that is no text.
@@ -954,5 +964,59 @@ open('total.txt', 'w').write(locale.format_string('%d', 1234567, grouping=True))
             ),
             ("import locale\nlocale.resetlocale()", "resetlocale"),
         ],
+    );
+}
+
+/// A CSV of 5 MB or more, which pandas would read on several threads through a memory
+/// map of the file, and `np.load(..., mmap_mode='r')`: read whole, the same values, on
+/// the job's one thread (the sandbox maps no file).
+#[test]
+fn a_large_csv_and_a_mapped_array_are_read_as_plain_python_reads_them() {
+    let exec = executor(Policy::default());
+    let src = inputs();
+    let mut csv = String::from("trip_id,zone,fare\n");
+    for i in 0..330_000u32 {
+        csv.push_str(&format!(
+            "{i},zone_{},{}.{:02}\n",
+            i % 37,
+            i % 90 + 3,
+            i % 100
+        ));
+    }
+    assert!(csv.len() > 5 << 20, "{}", csv.len());
+    std::fs::write(src.path().join("trips.csv"), &csv).unwrap();
+    // np.save of a 3x2 float64 array of 0..5.
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    let mut header = "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }".to_string();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    npy.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    npy.extend_from_slice(header.as_bytes());
+    for x in 0..6 {
+        npy.extend_from_slice(&f64::from(x).to_le_bytes());
+    }
+    std::fs::write(src.path().join("field.npy"), &npy).unwrap();
+    let o = run(
+        &exec,
+        "import pandas as pd, numpy as np\n\
+         df = pd.read_csv('trips.csv')\n\
+         print(df.shape, round(df['fare'].sum(), 2))\n\
+         z = np.load('field.npy', mmap_mode='r')\n\
+         print(z.shape, z.sum())\n\
+         df.groupby('zone')['fare'].sum().to_csv('by_zone.csv')\n",
+        src.path(),
+    );
+    expect_ok(&o);
+    let fare: f64 = (0..330_000u32)
+        .map(|i| f64::from(i % 90 + 3) + f64::from(i % 100) / 100.0)
+        .sum();
+    assert_eq!(
+        o.stdout,
+        format!(
+            "(330000, 3) {:?}\n(3, 2) 15.0\n",
+            (fare * 100.0).round() / 100.0
+        )
     );
 }
