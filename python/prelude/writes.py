@@ -367,7 +367,12 @@ def _install_open():
 
         check_parent_directory.__doc__ = stock_check.__doc__
         check_parent_directory.__wrapped__ = stock_check
-        pandas_common.check_parent_directory = check_parent_directory
+        # Every pandas module that imported it by name (to_html and to_string check
+        # through pandas.io.formats.format's own reference).
+        for module_name, module in list(sys.modules.items()):
+            if (module_name.startswith('pandas.') and module is not None
+                    and getattr(module, 'check_parent_directory', None) is stock_check):
+                module.check_parent_directory = check_parent_directory
     try:
         from numpy.lib import _datasource
     except ImportError:

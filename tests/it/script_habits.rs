@@ -248,6 +248,55 @@ print(os.listdir("reports/north"), os.listdir("reports/south"))
     assert_eq!(text(&o, "units-2.csv"), "top");
 }
 
+/// Every pandas writer saves into a folder the job made, as to_csv does: to_html and
+/// to_string check the folder through a reference of their own. Their hostile twins (an
+/// absolute host path, a climbing one) land in the job's folder and write nothing there.
+#[test]
+fn every_pandas_writer_saves_into_a_folder_the_job_made() {
+    let src = inputs();
+    let exec = executor(Policy::default());
+    let canary = format!("pyward_canary_{}.html", std::process::id());
+    let code = format!(
+        r#"
+import os
+os.makedirs("output/reports", exist_ok=True)
+df = pd.DataFrame({{"a": [1, 2], "b": ["x", "y"]}})
+df.to_html("output/reports/top.html", index=False)
+df.to_string("output/reports/top.txt")
+df.to_csv("output/reports/top.csv", index=False)
+df.to_json("output/reports/top.json")
+df.to_markdown("output/reports/top.md")
+df.to_excel("output/reports/top.xlsx", index=False)
+df.to_html("/tmp/{canary}")
+df.to_string("../../../tmp/up_{canary}.txt")
+print(sorted(os.listdir("output/reports")))
+"#
+    );
+    let o = run(&exec, &code, src.path());
+    expect_ok(&o);
+    assert_eq!(
+        o.stdout,
+        "['top.csv', 'top.html', 'top.json', 'top.md', 'top.txt', 'top.xlsx']\n"
+    );
+    assert!(text(&o, "top.html").contains("<td>x</td>"));
+    assert!(
+        text(&o, "top.txt").contains("0  1  x"),
+        "{}",
+        text(&o, "top.txt")
+    );
+    for name in [canary.clone(), format!("up_{canary}.txt")] {
+        assert!(
+            o.artifact(&name).is_some(),
+            "no {name}: {:?}",
+            o.artifacts()
+        );
+        assert!(
+            !std::path::Path::new("/tmp").join(&name).exists(),
+            "{name} on the host"
+        );
+    }
+}
+
 /// A chart saved into a folder, then read back by that path (to embed it in a workbook):
 /// the read finds the figure the save kept (in memory, or as pixels for the host to
 /// encode), also for two charts of one name in two folders.
