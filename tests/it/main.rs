@@ -45,4 +45,5 @@ mod string_engines;
 mod tables;
 mod tenants;
 mod text_metrics;
+mod workbook_classes;
 mod zygote;

@@ -199,13 +199,77 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("formatting", "the view of openpyxl.formatting below"),
             ("drawing", "the view of openpyxl.drawing below"),
             ("comments", "the view of openpyxl.comments below"),
+            ("workbook", "the view of openpyxl.workbook below"),
+            ("cell", "the view of openpyxl.cell below"),
         ],
     ),
+    // Where openpyxl defines its workbook and cell classes, as scripts import them
+    // (`from openpyxl.cell.cell import MergedCell` to skip merged cells when sizing
+    // columns): values and classes of the job's own workbook, nothing that opens a file.
+    (
+        "openpyxl.workbook",
+        &[
+            ("Workbook", "the same class as openpyxl.Workbook"),
+            ("defined_name", "the view of openpyxl.workbook.defined_name below"),
+            ("protection", "the view of openpyxl.workbook.protection below"),
+        ],
+    ),
+    (
+        "openpyxl.workbook.defined_name",
+        &[(
+            "DefinedName",
+            "a named range of the job's workbook: formula text, which the table checks judge (no_formulas)",
+        )],
+    ),
+    (
+        "openpyxl.workbook.protection",
+        &[("WorkbookProtection", "workbook structure lock settings: values")],
+    ),
+    (
+        "openpyxl.cell",
+        &[
+            ("Cell", "the class of a sheet's cells (isinstance checks)"),
+            ("cell", "the view of openpyxl.cell.cell below"),
+            ("rich_text", "the view of openpyxl.cell.rich_text below"),
+            ("text", "the view of openpyxl.cell.text below"),
+        ],
+    ),
+    (
+        "openpyxl.cell.cell",
+        &[
+            ("Cell", "the class of a sheet's cells (isinstance checks)"),
+            ("MergedCell", "the class of the covered cells of a merged range (isinstance checks)"),
+        ],
+    ),
+    (
+        "openpyxl.cell.rich_text",
+        &[
+            ("CellRichText", "a cell's text in runs of several fonts: values"),
+            ("TextBlock", "one run of such text: values"),
+        ],
+    ),
+    ("openpyxl.cell.text", &[("InlineFont", "the font of one run of rich text: values")]),
     (
         "openpyxl.comments",
         &[("Comment", "a note on a cell of the job's workbook: text and author")],
     ),
-    ("openpyxl.drawing", &[("image", "the view of openpyxl.drawing.image below")]),
+    (
+        "openpyxl.drawing",
+        &[
+            ("image", "the view of openpyxl.drawing.image below"),
+            ("text", "the view of openpyxl.drawing.text below"),
+        ],
+    ),
+    (
+        "openpyxl.drawing.text",
+        &[
+            ("Paragraph", "text settings of a chart's title or axis: values"),
+            ("ParagraphProperties", "text settings of a chart's title or axis: values"),
+            ("CharacterProperties", "text settings of a chart's title or axis: values"),
+            ("RichTextProperties", "text settings of a chart's title or axis: values"),
+            ("Font", "text settings of a chart's title or axis: values"),
+        ],
+    ),
     (
         "openpyxl.drawing.image",
         &[(
@@ -231,6 +295,31 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("trendline", "the view of openpyxl.chart.trendline below"),
             ("marker", "the view of openpyxl.chart.marker below"),
             ("layout", "the view of openpyxl.chart.layout below"),
+            ("axis", "the view of openpyxl.chart.axis below"),
+            ("series", "the view of openpyxl.chart.series below"),
+            ("text", "the view of openpyxl.chart.text below"),
+        ],
+    ),
+    (
+        "openpyxl.chart.axis",
+        &[
+            ("DateAxis", "a chart axis: chart settings"),
+            ("NumericAxis", "a chart axis: chart settings"),
+            ("TextAxis", "a chart axis: chart settings"),
+        ],
+    ),
+    (
+        "openpyxl.chart.series",
+        &[
+            ("Series", "a chart series, the class openpyxl.chart.Series makes"),
+            ("SeriesLabel", "a chart series' name: chart settings"),
+        ],
+    ),
+    (
+        "openpyxl.chart.text",
+        &[
+            ("RichText", "text settings of a chart's title or axis: values"),
+            ("Text", "text settings of a chart's title or axis: values"),
         ],
     ),
     (
@@ -263,6 +352,46 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
                 "datavalidation",
                 "the view of openpyxl.worksheet.datavalidation below",
             ),
+            ("worksheet", "the view of openpyxl.worksheet.worksheet below"),
+            ("page", "the view of openpyxl.worksheet.page below"),
+            ("properties", "the view of openpyxl.worksheet.properties below"),
+            ("cell_range", "the view of openpyxl.worksheet.cell_range below"),
+            ("dimensions", "the view of openpyxl.worksheet.dimensions below"),
+        ],
+    ),
+    (
+        "openpyxl.worksheet.worksheet",
+        &[("Worksheet", "the class of a workbook's sheets (type hints, isinstance checks)")],
+    ),
+    (
+        "openpyxl.worksheet.page",
+        &[
+            ("PageMargins", "print settings of a sheet: values"),
+            ("PrintPageSetup", "print settings of a sheet: values"),
+            ("PrintOptions", "print settings of a sheet: values"),
+        ],
+    ),
+    (
+        "openpyxl.worksheet.properties",
+        &[
+            ("PageSetupProperties", "sheet settings (fit to page, outline): values"),
+            ("WorksheetProperties", "sheet settings (tab colour, outline): values"),
+            ("Outline", "sheet settings (outline): values"),
+        ],
+    ),
+    (
+        "openpyxl.worksheet.cell_range",
+        &[
+            ("CellRange", "a range of cells by its bounds: pure arithmetic on names"),
+            ("MultiCellRange", "ranges of cells by their bounds: pure arithmetic on names"),
+        ],
+    ),
+    (
+        "openpyxl.worksheet.dimensions",
+        &[
+            ("ColumnDimension", "a column's width and style: values"),
+            ("RowDimension", "a row's height and style: values"),
+            ("DimensionHolder", "a sheet's column settings: values"),
         ],
     ),
     (
@@ -288,6 +417,10 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("IconSetRule", "conditional formatting by value"),
             ("CellIsRule", "conditional formatting by comparison with a value"),
             (
+                "Rule",
+                "a conditional-format rule of any type (formula text in the workbook, as a FormulaRule's)",
+            ),
+            (
                 "FormulaRule",
                 "conditional formatting by a formula over the sheet's cells (formula text in the workbook, as a CellIsRule's; no cell formula)",
             ),
@@ -311,8 +444,15 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("fills", "the view of openpyxl.styles.fills below"),
             ("alignment", "the view of openpyxl.styles.alignment below"),
             ("colors", "the view of openpyxl.styles.colors below"),
+            ("differential", "the view of openpyxl.styles.differential below"),
+            ("protection", "the view of openpyxl.styles.protection below"),
         ],
     ),
+    (
+        "openpyxl.styles.differential",
+        &[("DifferentialStyle", "the style a conditional-format rule applies: values")],
+    ),
+    ("openpyxl.styles.protection", &[("Protection", "cell style value")]),
     // Where openpyxl defines the style values above (`from openpyxl.styles.borders
     // import Border, Side`): the same classes.
     ("openpyxl.styles.fonts", &[("Font", "cell style value")]),
@@ -398,6 +538,22 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
                 "a new workbook in memory; close() writes an artifact; no macros (python/prelude/spreadsheets.py)",
             ),
             ("utility", "the view of xlsxwriter.utility below"),
+            ("workbook", "the view of xlsxwriter.workbook below"),
+            ("exceptions", "the view of xlsxwriter.exceptions below"),
+        ],
+    ),
+    (
+        "xlsxwriter.workbook",
+        &[("Workbook", "the same class as xlsxwriter.Workbook")],
+    ),
+    (
+        "xlsxwriter.exceptions",
+        &[
+            ("XlsxWriterException", "an exception class (to catch)"),
+            ("XlsxFileError", "an exception class (to catch)"),
+            ("FileCreateError", "an exception class (to catch)"),
+            ("DuplicateWorksheetName", "an exception class (to catch)"),
+            ("InvalidWorksheetName", "an exception class (to catch)"),
         ],
     ),
     (
