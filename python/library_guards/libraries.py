@@ -49,6 +49,7 @@ _exact_str = None          # value -> exact str copy, or None
 _attribute_refusal = None  # exact str -> why refused, or None
 _module_allowed = None     # dotted name -> bool
 _VIEW_TYPES = ()           # the prelude's module view classes
+_GUARDED_SETTINGS = ()     # lower-case prefixes of the settings a job may not change
 
 # id(stock function) -> what a job's module view hands out instead. The stock objects
 # are kept alive in _KEEP, so an id is never reused while it is a key here.
@@ -58,12 +59,13 @@ _KEEP = []
 _PANDAS_DONE = False
 
 
-def configure(exact_str, attribute_refusal, module_allowed, view_types):
-    global _exact_str, _attribute_refusal, _module_allowed, _VIEW_TYPES
+def configure(exact_str, attribute_refusal, module_allowed, view_types, guarded_settings=()):
+    global _exact_str, _attribute_refusal, _module_allowed, _VIEW_TYPES, _GUARDED_SETTINGS
     _exact_str = exact_str
     _attribute_refusal = attribute_refusal
     _module_allowed = module_allowed
     _VIEW_TYPES = tuple(view_types)
+    _GUARDED_SETTINGS = tuple(p.lower() for p in guarded_settings)
 
 
 def install():
@@ -255,6 +257,75 @@ def _install_matplotlib():
     cls = getattr(registry, 'BackendRegistry', None)
     if cls is not None and not getattr(cls.load_backend_module, '_pyward_guard', False):
         _guard_backend_registry(cls)
+    if not getattr(matplotlib.RcParams.__setitem__, '_pyward_guard', False):
+        _guard_rc_settings(matplotlib)
+
+
+def _guard_rc_settings(matplotlib):
+    """rcParams written under keys the job computes (`plt.rcParams.update(STYLE)`,
+    `plt.rc('font', **font)`, `rc_context(RC)`, `rcParams[k] = v` in a loop) reach
+    `RcParams.__setitem__`, which judges each exact key: a setting that starts programs,
+    imports modules by name or names a folder (GUARDED_SETTING_PREFIXES in
+    src/gate/policy/settings.rs) may only be
+    given the value it holds, matplotlib's default (what `plt.rcdefaults()` writes) or
+    what one of matplotlib's own styles sets it to, and then matplotlib's validated
+    value is stored, never the job's object. The gate judges literal keys before the
+    job runs."""
+    cls = matplotlib.RcParams
+    stock = cls.__setitem__
+    defaults = matplotlib.rcParamsDefault
+    plain = (str, bool, int, float, type(None))
+    auto_backend = getattr(sys.modules.get('matplotlib.rcsetup'), '_auto_backend_sentinel', None)
+    # What matplotlib's own styles set these to ('classic' names ffmpeg and mpeg4),
+    # read once here from its files: a job's `plt.style.use('classic')` writes these.
+    import matplotlib.style
+    shipped = {}
+    for style in dict(getattr(matplotlib.style, 'library', {})).values():
+        for name, value in dict.items(style):
+            if type(name) is str and name.lower().startswith(_GUARDED_SETTINGS):
+                shipped.setdefault(name, []).append(value)
+
+    guarded = tuple(getattr(matplotlib, name, None)
+                    for name in ('rcParams', 'rcParamsDefault', 'rcParamsOrig'))
+
+    def __setitem__(self, key, val):
+        # A job's own RcParams (a style file read into one) is judged when it is
+        # applied to matplotlib's, key by key, here.
+        if not any(self is g for g in guarded):
+            return stock(self, key, val)
+        text = _exact_str(key)
+        if text is None:
+            raise KeyError('an rcParams key is a str, such as "font.size"')
+        if not text.strip().lower().startswith(_GUARDED_SETTINGS) or (
+                text == 'backend' and val is auto_backend):
+            # (matplotlib keeps the backend it has for its 'choose one' marker, which
+            # rcParamsDefault holds.)
+            return stock(self, text, val)
+        validate = dict.get(cls.validate, text)
+        if validate is None:
+            return stock(self, text, val)  # no such setting: matplotlib's KeyError
+        value = validate(val)
+        same = type(value) in plain or (
+            type(value) is list and all(type(v) in plain for v in value))
+        current = dict.get(self, text)
+        if text == 'backend_fallback' and value is False:
+            current = value  # no other backend is tried (`matplotlib.use` writes it)
+        if text == 'backend' and type(value) is str and value.lower() == 'agg':
+            # The one backend a job has (`matplotlib.use('Agg')`, `plt.switch_backend`,
+            # which writes it to rcParamsDefault too); no other is loaded whatever is set
+            # (_guard_backend_registry).
+            current = value
+        if same and text in self and (value == current or value == dict.get(defaults, text)
+                                      or value in shipped.get(text, ())):
+            dict.__setitem__(self, text, value)
+            return None
+        raise PermissionError(
+            f"rcParams[{text[:60]!r}] cannot be changed here: the setting starts programs, "
+            "imports modules by name or reads files. Figures render with Agg and are saved "
+            "with savefig; other settings (font.size, axes.grid, ...) may be set")
+
+    __setitem__._pyward_guard = True
+    cls.__setitem__ = _named_like(__setitem__, stock)
 
 
 def _guard_backend_registry(cls):

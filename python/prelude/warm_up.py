@@ -32,6 +32,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
         'banned_attributes': frozenset(rules['banned_attributes']),
         'banned_builtins': frozenset(rules['banned_builtins']),
         'banned_attribute_prefixes': tuple(rules.get('banned_attribute_prefixes', ())),
+        'guarded_setting_prefixes': tuple(rules.get('guarded_setting_prefixes', ())),
         'allowed_dunder_reads': frozenset(rules.get('allowed_dunder_reads', ())),
         'reviewed_paths': frozenset(rules.get('reviewed_paths', ())),
         # Builtins are refused by name (banned_builtins), never wholesale: `str` and
@@ -134,7 +135,8 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     # python/library_guards/.
     if library_guards is not None:
         library_guards.configure(_exact_str, _attribute_refusal, _module_allowed,
-                                 (_ModuleProxy, _ImportedOnUse))
+                                 (_ModuleProxy, _ImportedOnUse),
+                                 _RULES['guarded_setting_prefixes'])
         library_guards.install()
         _GUARDS = library_guards
     # On SIGUSR1 (sent by the supervisor when a job's deadline passes, just before the

@@ -314,6 +314,10 @@ impl Policy {
                 .collect(),
             banned_attributes: attrs.into_iter().collect(),
             banned_attribute_prefixes: self.banned_attribute_prefixes.iter().cloned().collect(),
+            guarded_setting_prefixes: settings::GUARDED_SETTING_PREFIXES
+                .iter()
+                .map(|p| p.to_string())
+                .collect(),
             injected: self
                 .injected_names
                 .iter()
@@ -489,6 +493,12 @@ pub struct RuntimeRules {
     /// refused by the curated `getattr`/`hasattr`.
     #[serde(default)]
     pub banned_attribute_prefixes: Vec<String>,
+    /// Lower-case prefixes of the settings (rcParams) a job may not change whatever key
+    /// it computes (`GUARDED_SETTING_PREFIXES`, src/gate/policy/settings.rs): the worker's
+    /// `RcParams.__setitem__` judges every key a job writes
+    /// (python/library_guards/libraries.py).
+    #[serde(default)]
+    pub guarded_setting_prefixes: Vec<String>,
     /// Names every job finds in its globals: (name, module or `module:member`, or
     /// empty for the prelude's own helpers).
     #[serde(default)]

@@ -433,6 +433,12 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
                 &init.rules.banned_attribute_prefixes,
             )
         })
+        .and_then(|()| {
+            set(
+                "guarded_setting_prefixes",
+                &init.rules.guarded_setting_prefixes,
+            )
+        })
         .and_then(|()| set("capability_modules", &init.rules.capability_modules))
         .and_then(|()| set("capability_exempt", &init.rules.capability_exempt))
         .and_then(|()| rules.set_item("unimportable", audit::unimportable_names(None)))

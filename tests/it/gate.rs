@@ -714,23 +714,21 @@ fn rule_dangerous_settings() {
         Rule::DangerousSetting,
     );
     rejected("plt.rcParams['backend'] = 'TkAgg'", Rule::DangerousSetting);
-    rejected(
-        "k = 'text.' + 'usetex'\nplt.rcParams[k] = True",
-        Rule::DangerousSetting,
-    );
+    // A computed key, a settings dict in a variable, `**` in rc(): the worker judges
+    // each key (tests/it/settings.rs); only what the gate sees denied is refused here.
+    allowed("k = 'text.' + 'usetex'\nplt.rcParams[k] = True");
+    allowed("plt.rcParams.update(d)\nplt.rc(g, **kw)\nplt.rc_context(RC)");
     rejected("rc = plt.rcParams\nrc['x'] = 1", Rule::DangerousSetting);
     rejected(
         "plt.rcParams.update({'text.usetex': True})",
         Rule::DangerousSetting,
     );
-    rejected("plt.rcParams.update(d)", Rule::DangerousSetting);
     rejected("plt.rcParams.setdefault('x', 1)", Rule::DangerousSetting);
     rejected("plt.rc('text', usetex=True)", Rule::BannedKeyword);
     rejected(
         "plt.rc('animation', ffmpeg_path='/bin/sh')",
         Rule::DangerousSetting,
     );
-    rejected("plt.rc(g, **kw)", Rule::DangerousSetting);
     rejected("plt.rc_context(fname='/etc/x')", Rule::DangerousSetting);
     rejected(
         "plt.style.use('/tmp/evil.mplstyle')",

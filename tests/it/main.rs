@@ -40,6 +40,7 @@ mod render_once;
 mod report;
 mod reset;
 mod script_habits;
+mod settings;
 mod state_guard;
 mod string_engines;
 mod tables;

@@ -23,6 +23,29 @@ pub(super) const DENIED_SETTING_PREFIXES: &[&str] = &[
     "io.",               // pandas: reader/writer engines imported by name
 ];
 
+/// Of the denied settings, those the worker keeps at their values whatever key a job
+/// computes (`RcParams.__setitem__`, python/library_guards/libraries.py): each names a
+/// program, its arguments, a module, a GUI toolkit or a folder. The gate refuses the other
+/// denied ones by literal key only: `plt.ion()` writes `interactive`, and
+/// `animation.bitrate` is a number for a writer that cannot start.
+pub(super) const GUARDED_SETTING_PREFIXES: &[&str] = &[
+    "animation.writer",
+    "animation.ffmpeg_",
+    "animation.convert_",
+    "animation.html",
+    "text.usetex",
+    "text.latex.",
+    "pgf.",
+    "ps.usedistiller",
+    "webagg.",
+    "savefig.directory",
+    "backend",
+    "tk.",
+    "macosx.",
+    "toolbar",
+    "figure.hooks",
+];
+
 /// Library functions that register into process-wide registries, with how to do the
 /// same for one figure. Refused where they are reached through a module (not on a job's
 /// own objects); the after-job state guard restores what a missed one changes.

@@ -81,14 +81,19 @@ impl Walker<'_> {
                     "rc_context" => self.rc_context_call(&args, &keywords, range),
                     "update" if matches!(&*func, Expr::Attribute(a) if is_rc_params(&a.value)) => {
                         fflags |= F_RC_RECEIVER;
-                        let ok =
-                            args.len() == 1 && keywords.is_empty() && self.rc_dict_ok(&args[0]);
+                        let ok = args.len() <= 1
+                            && args.first().is_none_or(|a| self.rc_dict_ok(a))
+                            && keywords.iter().all(|k| {
+                                k.arg
+                                    .as_ref()
+                                    .is_none_or(|a| !self.policy.setting_denied(a.as_str()))
+                            });
                         if !ok {
                             self.report(
                                 Rule::DangerousSetting,
                                 range,
-                                "rcParams.update needs a literal dict with literal keys".into(),
-                                "write plt.rcParams.update({'font.size': 12})",
+                                "rcParams.update with a setting that starts programs, imports modules or reads files".into(),
+                                "set display settings only, e.g. plt.rcParams.update({'font.size': 12}); figures render with Agg",
                             );
                         }
                     }
@@ -194,14 +199,18 @@ impl Walker<'_> {
         }
     }
 
+    /// Whether settings given to rcParams hold no denied one the gate can see: a literal
+    /// dict's literal keys are judged here; what it cannot see (a variable, a computed
+    /// key, `**`) the worker's `RcParams.__setitem__` judges key by key
+    /// (python/library_guards/libraries.py).
     pub(super) fn rc_dict_ok(&self, e: &Expr) -> bool {
         match e {
-            Expr::Dict(dct) => dct.keys.iter().all(|k| {
-                k.as_ref()
-                    .and_then(const_str)
-                    .is_some_and(|s| !self.policy.setting_denied(s))
-            }),
-            _ => false,
+            Expr::Dict(dct) => dct
+                .keys
+                .iter()
+                .flatten()
+                .all(|k| const_str(k).is_none_or(|s| !self.policy.setting_denied(s))),
+            _ => true,
         }
     }
 
@@ -251,21 +260,25 @@ impl Walker<'_> {
         }
     }
 
+    /// `plt.rc(group, **settings)`: a literal group with literal names is judged here,
+    /// the rest (`**font`, a computed group) by the worker, key by key.
     pub(super) fn rc_call(&mut self, args: &[Expr], kws: &[ast::Keyword], range: TextRange) {
         let group = args.first().and_then(const_str);
-        let ok = match group {
-            Some(g) if args.len() == 1 => kws.iter().all(|k| match &k.arg {
-                Some(a) => !self.policy.setting_denied(&format!("{g}.{}", a.as_str())),
-                None => false,
-            }),
-            _ => false,
+        let denied = |name: &str| match group {
+            Some(g) => self.policy.setting_denied(&format!("{g}.{name}")),
+            None => false,
         };
+        let ok = args.len() == 1
+            && group.is_none_or(|g| !self.policy.setting_denied(g))
+            && kws
+                .iter()
+                .all(|k| k.arg.as_ref().is_none_or(|a| !denied(a.as_str())));
         if !ok {
             self.report(
                 Rule::DangerousSetting,
                 range,
-                "rc() with a non-literal group, ** or a denied setting".into(),
-                "use plt.rc('font', size=12) with literal names",
+                "rc() with a setting that starts programs, imports modules or reads files".into(),
+                "set display settings only, e.g. plt.rc('font', size=12); figures render with Agg",
             );
         }
     }
@@ -287,8 +300,8 @@ impl Walker<'_> {
             self.report(
                 Rule::DangerousSetting,
                 range,
-                "rc_context with a file, a non-literal dict or a denied setting".into(),
-                "use plt.rc_context({'font.size': 12})",
+                "rc_context with a settings file or a setting that starts programs".into(),
+                "use plt.rc_context({'font.size': 12}) with display settings",
             );
         }
     }

@@ -158,13 +158,13 @@ impl Walker<'_> {
                 if self.checking && is_rc_params(&x.value) {
                     vflags |= F_RC_OK;
                     if !matches!(x.ctx, ExprContext::Load) {
-                        let ok =
-                            const_str(&x.slice).is_some_and(|k| !self.policy.setting_denied(k));
+                        // A computed key is judged by the worker (RcParams.__setitem__).
+                        let ok = const_str(&x.slice).is_none_or(|k| !self.policy.setting_denied(k));
                         if !ok {
                             self.report(
                                 Rule::DangerousSetting,
                                 x.range,
-                                "rcParams write with a non-literal or denied key".into(),
+                                "rcParams write of a setting that starts programs, imports modules or reads files".into(),
                                 "write literal keys such as plt.rcParams['font.size'] = 12; settings that start programs are not available",
                             );
                         }
