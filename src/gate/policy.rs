@@ -423,23 +423,53 @@ impl Policy {
     pub(crate) fn module_hint(&self, path: &str) -> String {
         match self.module_access(path) {
             ModuleAccess::NotAMember { module, allowed } => {
-                let member = path.rsplit('.').next().unwrap_or_default();
-                let deletes = matches!(
-                    member,
-                    "remove" | "unlink" | "rmdir" | "removedirs" | "rename" | "replace"
-                );
-                let why = if deletes {
-                    "files are not deleted or moved here (the job's folder starts empty: write each \
-                     file once, under its final name); "
-                } else {
-                    ""
+                // The name after the module's (`path` of `sys.path.insert`).
+                let member = path
+                    .strip_prefix(module.as_str())
+                    .and_then(|rest| rest.strip_prefix('.'))
+                    .and_then(|rest| rest.split('.').next())
+                    .unwrap_or_default();
+                let why = match (module.as_str(), member) {
+                    (_, "remove" | "unlink" | "rmdir" | "removedirs" | "rename" | "replace") => {
+                        "files are not deleted or moved here (the job's folder starts empty: \
+                         write each file once, under its final name); "
+                    }
+                    ("sys", "path") => {
+                        "the allowed packages import without sys.path (a script's own folder \
+                         holds no module here): delete the line; "
+                    }
+                    ("contextlib", "redirect_stdout" | "redirect_stderr") => {
+                        "print(..., file=f) writes to a file you opened, and print() alone is \
+                         already captured as the job's output; "
+                    }
+                    _ => "",
                 };
                 format!(
                     "{why}{module} offers only these names here: {}",
                     allowed.join(", ")
                 )
             }
+            _ if path.starts_with("pandas.io.formats.excel") => {
+                "to restyle the header pandas writes, style its cells after to_excel: \
+                 for cell in writer.sheets['Sheet1'][1]: cell.font = Font(bold=False); \
+                 cell.border = Border()"
+                    .into()
+            }
+            _ if path.split('.').any(|part| part == "testing") => {
+                names::attribute_hint("testing").into()
+            }
             _ => "use the package's public plotting/analysis API".into(),
+        }
+    }
+
+    /// What to write instead of assigning to a library module's attribute `path`.
+    pub(crate) fn mutation_hint(path: &str) -> &'static str {
+        match path {
+            "sys.stdout" | "sys.stderr" => {
+                "print(..., file=f) writes to a file you opened, and print() alone is already \
+                 captured as the job's output"
+            }
+            _ => "do not modify library modules; keep your own variables",
         }
     }
 

@@ -209,6 +209,50 @@ fn a_denied_member_of_a_view_is_one_finding_that_says_why() {
     rejected("import os\nm = os", Rule::BannedName);
 }
 
+/// A refusal says what to write instead, for the lines scripts carry from elsewhere.
+#[test]
+fn refusals_of_habits_from_elsewhere_say_what_to_write_instead() {
+    for (src, says) in [
+        (
+            "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))",
+            "delete the line",
+        ),
+        (
+            "import sys\nsys.stdout = open('log.txt', 'w')",
+            "print(..., file=f)",
+        ),
+        (
+            "import contextlib\nwith contextlib.redirect_stdout(None):\n    pass",
+            "print(..., file=f)",
+        ),
+        (
+            "import numpy as np\nnp.testing.assert_allclose(1, 1)",
+            "np.allclose(a, b)",
+        ),
+        ("pd.testing.assert_frame_equal(a, b)", "df.equals(other)"),
+        (
+            "pd.io.formats.excel.ExcelFormatter.header_style = None",
+            "style its cells after to_excel",
+        ),
+        (
+            "import secrets\nsecrets.token_hex(8)",
+            "random.getrandbits(64)",
+        ),
+        (
+            "import matplotlib.font_manager as fm\nfm.fontManager.addfont('f.ttf')",
+            "FontProperties(fname='font.ttf')",
+        ),
+    ] {
+        let v = verdict(src);
+        assert!(!v.is_allowed(), "{src}");
+        assert!(
+            v.violations.iter().any(|f| f.hint.contains(says)),
+            "{src}: {:#?}",
+            v.violations
+        );
+    }
+}
+
 // ------------------------------------------------------------------ rules one by one
 
 #[test]

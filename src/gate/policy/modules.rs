@@ -81,6 +81,10 @@ const IMPORT_ALTERNATIVES: &[(&[&str], &str)] = &[
         "jobs run single-threaded Python without programs or native code: loop over the items in turn; use numpy for speed",
     ),
     (&["tqdm"], "progress bars are not needed: remove it"),
+    (
+        &["secrets", "getpass"],
+        "random values: use random (seeded for each job, so a run can be replayed), e.g. random.getrandbits(64) or uuid.uuid4().hex; the user's name and passwords are not available here",
+    ),
     (&["torch", "tensorflow", "jax"], "use numpy"),
 ];
 

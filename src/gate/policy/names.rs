@@ -439,6 +439,9 @@ pub(crate) fn attribute_hint(a: &str) -> &'static str {
         "open" => {
             "open a file with the builtin open('name') (a Path works too: open(Path('data') / 'x.csv')), or use Path.read_text() / write_text()"
         }
+        "testing" => {
+            "compare with df.equals(other), np.allclose(a, b) or np.array_equal(a, b), then assert the result"
+        }
         _ => "this attribute is not available; use the documented public API",
     }
 }

@@ -72,7 +72,7 @@ pub(super) const REGISTRAR_HINTS: &[(&str, &str)] = &[
     ),
     (
         "addfont",
-        "use the fonts that are installed: fontfamily='DejaVu Sans'",
+        "use a font file for one text with FontProperties: from matplotlib.font_manager import FontProperties; ax.set_title('标题', fontproperties=FontProperties(fname='font.ttf')), or the installed fonts: fontfamily='DejaVu Sans'",
     ),
     (
         "register_dataframe_accessor",

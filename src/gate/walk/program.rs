@@ -84,8 +84,10 @@ impl Walker<'_> {
                 continue;
             };
             let mut denied = self.policy.module_denied(&path);
-            for a in &ch.attrs {
+            let mut reached = ch.attrs.len();
+            for (i, a) in ch.attrs.iter().enumerate() {
                 if denied {
+                    reached = i;
                     break;
                 }
                 path.push('.');
@@ -93,11 +95,17 @@ impl Walker<'_> {
                 denied = self.policy.module_denied(&path);
             }
             if denied {
+                // The hint reads the whole chain (`pd.io.formats.excel.ExcelFormatter`),
+                // the message names where it was refused (`pandas.io`).
+                let whole = std::iter::once(path.as_str())
+                    .chain(ch.attrs[reached..].iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(".");
                 self.report(
                     Rule::SubmoduleDenied,
                     ch.range,
                     format!("reaches denied {}", crate::gate::verdict::quote(&path)),
-                    self.policy.module_hint(&path),
+                    self.policy.module_hint(&whole),
                 );
             } else if let Some(hint) = ch
                 .attrs
@@ -121,7 +129,7 @@ impl Walker<'_> {
                         "changes library module attribute {}",
                         crate::gate::verdict::quote(&path)
                     ),
-                    "do not modify library modules; keep your own variables",
+                    Policy::mutation_hint(&path),
                 );
             }
         }
