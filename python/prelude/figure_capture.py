@@ -27,6 +27,8 @@ def _note_save(figure, fname):
         # own (see _capture_figures).
         notes['buffered_ids'].add(id(figure))
         return
+    if _SAVE_HOW == 'saved':
+        notes['saved_by_job'] = True
     try:
         path = fname  # an exact str: see _save_target
         real = os.path.realpath(path)
@@ -65,10 +67,23 @@ def _install_figure_notes():
     def show(*args, **kwargs):
         if _NOTES is not None:
             _NOTES['shown'] = True
-            _capture_figures('shown')
+            # `show(block=False)` (what plt.pause calls) updates a window while the
+            # drawing goes on: the figure comes back when it is saved or at the end.
+            if kwargs.get('block', True) is not False:
+                _capture_figures('shown')
+
+    def pause(interval):
+        """`plt.pause`: draws the active figure; there is no window to wait for here."""
+        from matplotlib import _pylab_helpers
+        manager = _pylab_helpers.Gcf.get_active()
+        if manager is not None and manager.canvas.figure.stale:
+            manager.canvas.draw_idle()
+        show(block=False)
 
     show.__doc__ = plt.show.__doc__
     plt.show = show
+    pause.__name__, pause.__qualname__ = 'pause', 'pause'
+    plt.pause = pause
     for name in ('add_line', 'add_collection', 'add_image', 'add_container', 'add_table'):
         setattr(Axes, name, _noting_line(getattr(Axes, name)))
 

@@ -206,7 +206,7 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
     _MEMORY_FORMATS = None if figures_in_memory else ({'png'} if raw_png_limit else set())
     _FIGURES = {} if figures_in_memory or raw_png_limit else None
     _NOTES = {'describe': describe_figures, 'saves': [], 'saved_ids': set(),
-              'buffered_ids': set(), 'shown': False,
+              'buffered_ids': set(), 'shown': False, 'saved_by_job': False,
               'errors': [], 'describe_ms': 0.0, 'out_name': out_name}
     start = time.perf_counter()
     try:
@@ -220,9 +220,9 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
             except SystemExit as exc:
                 if not _ended_well(exc):
                     raise
-            if not _NOTES['saves']:
-                # Saved no figure (and showed none): the drawn figures left open are
-                # what the code made.
+            if not _NOTES['saved_by_job']:
+                # Saved no figure itself: the drawn figures left open (after the last
+                # plt.show(), or without one) are what the code made.
                 context.run(_capture_figures, 'open_at_end')
         except BaseException as exc:  # SystemExit and KeyboardInterrupt are job failures too
             error = _describe(exc, code)

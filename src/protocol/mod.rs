@@ -515,7 +515,8 @@ pub enum Obtained {
     Saved,
     /// A figure open when the code called `plt.show()`.
     Shown,
-    /// A drawn figure left open by a job that saved and showed none.
+    /// A drawn figure left open by a job that saved none itself (drawn after its last
+    /// `plt.show()`, or without one).
     OpenAtEnd,
     /// Any other file the code wrote (`df.to_csv`, `open(..., "w")`, `np.save`).
     Written,

@@ -41,6 +41,7 @@ mod report;
 mod reset;
 mod script_habits;
 mod settings;
+mod shown_figures;
 mod state_guard;
 mod string_engines;
 mod tables;
