@@ -64,15 +64,16 @@ pub enum NameError {
     EmptyComponent,
     /// An output name ([`check_out_name`]) without one of [`OUT_SUFFIXES`].
     #[error(
-        "the name does not end in .png, .svg, .pdf, .gif, .csv, .tsv, .json, .txt, .md, .log, .html or .xlsx"
+        "the name does not end in .png, .svg, .pdf, .jpg, .jpeg, .webp, .gif, .csv, .tsv, .json, .txt, .md, .log, .html or .xlsx"
     )]
     Suffix,
 }
 
 /// The suffixes an output name may end in ([`check_out_name`]): the figure formats and
 /// the data formats whose content the output checks verify (case does not matter).
-pub const OUT_SUFFIXES: [&str; 13] = [
-    "png", "svg", "pdf", "gif", "csv", "tsv", "json", "txt", "md", "log", "html", "htm", "xlsx",
+pub const OUT_SUFFIXES: [&str; 16] = [
+    "png", "svg", "pdf", "jpg", "jpeg", "webp", "gif", "csv", "tsv", "json", "txt", "md", "log",
+    "html", "htm", "xlsx",
 ];
 
 /// Accepts a name a client gives for a job's output (the HTTP `options.out_name`): one
@@ -366,6 +367,9 @@ mod tests {
             "d.json",
             "r.txt",
             "a.b.png",
+            "c.jpg",
+            "c.JPEG",
+            "w.webp",
         ] {
             assert_eq!(check_out_name(ok), Ok(()), "{ok}");
         }
@@ -376,6 +380,7 @@ mod tests {
             ("", NameError::Empty),
             (".", NameError::DotName),
             ("x.exe", NameError::Suffix),
+            ("x.tiff", NameError::Suffix),
             ("png", NameError::Suffix),
             (".png", NameError::Suffix),
             ("x.png.bak", NameError::Suffix),

@@ -197,6 +197,13 @@ def _refuse_host_directory(name):
     return refused
 
 
+def _no_system_fonts(fontpaths=None, fontext='ttf'):
+    """`font_manager.findSystemFonts`: no folder of the host is listed here, so a script
+    looking for a font file (a CJK one) finds none and keeps to the fonts matplotlib
+    has (`fm.fontManager.ttflist`, `font_manager.get_font_names()`)."""
+    return []
+
+
 # --- numpy -------------------------------------------------------------------------------
 
 def _install_numpy():
@@ -253,6 +260,10 @@ def _install_matplotlib():
         stock = getattr(matplotlib, name, None)
         if stock is not None:
             _job_facing(stock, _refuse_host_directory(name))
+    font_manager = sys.modules.get('matplotlib.font_manager')
+    stock_find = getattr(font_manager, 'findSystemFonts', None)
+    if stock_find is not None:
+        _job_facing(stock_find, _named_like(_no_system_fonts, stock_find))
     registry = sys.modules.get('matplotlib.backends.registry')
     cls = getattr(registry, 'BackendRegistry', None)
     if cls is not None and not getattr(cls.load_backend_module, '_pyward_guard', False):

@@ -813,7 +813,7 @@ fn a_figure_saved_into_a_buffer_comes_back_only_when_the_job_wrote_nothing_else(
 /// first artifact) and comes back as the bytes written. A binary file under a text name
 /// is refused as no text.
 #[test]
-fn text_artifacts_in_any_encoding_may_be_declared() {
+fn text_and_photo_artifacts_may_be_declared() {
     let exec = executor(Policy::default());
     let code = r#"
 import logging
@@ -855,6 +855,32 @@ logging.info('wrote %d payments', len(df))
         let log = String::from_utf8(get("run.log").bytes.clone()).unwrap();
         assert!(log.contains("INFO wrote 2 payments"), "{log}");
     }
+    // Figures in JPEG and WebP may be declared as well, and are checked as such.
+    let checks = pyward::validate::Expectations::from_json(
+        r#"{"version": 1, "artifacts": ["contact_sheet.jpg", "thumb.webp"]}"#,
+    )
+    .unwrap();
+    let photos =
+        "plt.plot([1, 3, 2])\nplt.savefig('contact_sheet.jpg')\nplt.savefig('thumb.webp')\n";
+    let o = exec
+        .run(Job::new(photos).expect(&checks))
+        .expect("infrastructure");
+    expect_ok(&o);
+    assert_eq!(
+        o.artifact("contact_sheet.jpg").unwrap().media_type,
+        "image/jpeg"
+    );
+    assert_eq!(o.artifact("thumb.webp").unwrap().media_type, "image/webp");
+    let fake =
+        "open('contact_sheet.jpg', 'w').write('no picture')\nopen('thumb.webp', 'w').write('x')\n";
+    let o = exec
+        .run(Job::new(fake).expect(&checks))
+        .expect("infrastructure");
+    assert!(
+        format!("{:?}", o.result).contains("not-jpeg"),
+        "{:?}",
+        o.result
+    );
     let binary = "open('chart.md', 'wb').write(bytes(range(256)))\n";
     let o = exec.run(Job::new(binary)).expect("infrastructure");
     let failure = format!("{:?}", o.result);

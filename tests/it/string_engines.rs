@@ -549,10 +549,12 @@ scipy.show_config()
 import matplotlib
 for name in ['get_cachedir', 'get_configdir', 'get_data_path', 'matplotlib_fname']:
     probe('matplotlib.' + name, lambda: getattr(matplotlib, name)())
+from matplotlib import font_manager
+print('SYSTEM FONTS', font_manager.findSystemFonts(), font_manager.findSystemFonts(fontext='otf'))
 "#;
 
 #[test]
-fn version_reports_show_the_sandbox_not_the_host() {
+fn version_reports_and_font_searches_show_the_sandbox_not_the_host() {
     let read = |p: &str| {
         std::fs::read_to_string(p)
             .unwrap_or_default()
@@ -595,6 +597,8 @@ fn version_reports_show_the_sandbox_not_the_host() {
                 o.stdout
             );
         }
+        // A script looking for a font file (a CJK one) finds no host folder listed.
+        assert!(o.stdout.contains("SYSTEM FONTS [] []"), "{}", o.stdout);
         assert!(o.stdout.contains("pandas      : "), "{}", o.stdout);
         assert!(o.stdout.contains("\"pandas\": "), "{}", o.stdout);
         assert_contained(gate_on, &o, 4, &[]);
