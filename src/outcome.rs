@@ -584,7 +584,7 @@ impl JobFailure {
                     "The code ran but its output is not valid ({check}): {detail}."
                 );
                 match check.as_str() {
-                    c if c.starts_with("table:") => s.push_str(" Fix the computation so that the table meets this requirement, and write it again."),
+                    c if c.starts_with("table:") => s.push_str(" Fix the code so that the table meets these requirements, and write it again."),
                     "blank" => s.push_str(" Draw the data on the axes before calling plt.savefig(OUT)."),
                     "empty-figure" | "all-nan" => {}
                     "not-text" => s.push_str(" A file named .csv, .tsv, .txt, .md, .log or .html must hold text: write a table with df.to_csv('name.csv', index=False) (encoding='utf-8-sig' for a CSV that Excel opens with its non-ASCII text intact), and binary data under the suffix of its kind."),

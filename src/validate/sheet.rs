@@ -190,6 +190,40 @@ impl Table {
         }
     }
 
+    /// When the header read is not the table's: the row (of the first twenty) that holds
+    /// more of the columns `named` than the header read does, said as a finding (title
+    /// rows written above a table are read as its header).
+    pub(crate) fn misread_header(&self, named: &[&str]) -> Option<String> {
+        let count = |cells: &[String]| {
+            named
+                .iter()
+                .filter(|n| cells.iter().any(|c| c.trim() == n.trim()))
+                .count()
+        };
+        let read = count(&self.headers);
+        let (line, cells) = self
+            .head
+            .iter()
+            .filter(|(line, _)| *line != self.header_line)
+            .max_by_key(|(line, cells)| (count(cells), std::cmp::Reverse(*line)))?;
+        if count(cells) <= read {
+            return None;
+        }
+        let columns = self
+            .headers
+            .iter()
+            .map(|h| format!("{h:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Some(format!(
+            "{}: the table's header is row {}, not row {}: the rows above it were read as its header (columns read: {columns}); write the table with its header in the first row (no title rows above it), or the checks must say header_row = {}",
+            self.label,
+            line + 1,
+            self.header_line + 1,
+            line + 1
+        ))
+    }
+
     /// The index of column `name`, or what is wrong: the columns that exist, and where
     /// the header seems to be when it is not the row read.
     pub(crate) fn column(&self, name: &str) -> Result<usize, String> {

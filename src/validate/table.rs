@@ -514,6 +514,12 @@ impl TableCheck {
                 listed(&table.active, table.active_count)
             )));
         }
+        // Title rows above the table read as its header: said once, as what it is;
+        // every rule below would be measured against the wrong rows.
+        if let Some(misread) = table.misread_header(&self.columns_named()) {
+            fail(Err(misread));
+            return failed;
+        }
         for c in &self.required_columns {
             fail(table.column(c).map(|_| ()));
         }
@@ -550,6 +556,29 @@ impl TableCheck {
             fail(self.rounded(table, d));
         }
         failed
+    }
+
+    /// Every output column a rule names.
+    fn columns_named(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .required_columns
+            .iter()
+            .chain(&self.no_nan)
+            .chain(&self.unique_keys)
+            .map(String::as_str)
+            .collect();
+        names.extend(
+            self.keys_from_input
+                .iter()
+                .flat_map(|k| k.columns.iter().map(String::as_str)),
+        );
+        if let Some(u) = &self.columns_unchanged {
+            names.extend(u.key.iter().chain(&u.columns).map(String::as_str));
+        }
+        names.extend(self.sums.iter().map(|s| s.column.as_str()));
+        names.extend(self.bounds.iter().map(|b| b.column.as_str()));
+        names.extend(self.decimals.iter().map(|d| d.column.as_str()));
+        names
     }
 
     fn no_nan(&self, table: &Table, c: &str) -> Result<(), String> {

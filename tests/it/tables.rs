@@ -293,13 +293,7 @@ fn feedback_names_sheets_columns_and_the_header_row() {
         assert!(feedback.contains(want), "{code}: {want:?} in\n{feedback}");
     }
     // A title row above the header.
-    let titled = r#"
-df = pd.read_excel('source.xlsx')
-with pd.ExcelWriter('titled.xlsx') as w:
-    pd.DataFrame([['Departments 2026']]).to_excel(w, index=False, header=False)
-    df.to_excel(w, index=False, startrow=2)
-"#;
-    let o = run(&exec, Job::new(titled).src_bytes("source.xlsx", source()));
+    let o = run(&exec, Job::new(TITLED).src_bytes("source.xlsx", source()));
     expect_ok(&o);
     let titled = o.artifacts()[0].bytes.clone();
     let o = run(
@@ -315,8 +309,46 @@ with pd.ExcelWriter('titled.xlsx') as w:
         ),
         "a wrong header row is said as such: {feedback}"
     );
+    // The checks read a table written under title rows: said once, as what it is, and
+    // no rule is measured against the title rows read as a header.
+    let checks = Expectations::from_toml(
+        r#"
+version = 1
+artifacts = ["titled.xlsx"]
+[[tables]]
+artifact = "titled.xlsx"
+required_columns = ["dept_id", "revenue"]
+row_count = 8
+unique_keys = ["dept_id"]
+sums = [{ column = "revenue", total = 1 }]
+"#,
+    )
+    .unwrap();
+    let o = run(
+        &exec,
+        Job::new(TITLED)
+            .src_bytes("source.xlsx", source())
+            .expect(&checks),
+    );
+    let Some(JobFailure::InvalidOutput { detail, .. }) = o.failure() else {
+        panic!("{:?}", o.result)
+    };
+    assert_eq!(detail.lines().count(), 1, "{detail}");
+    assert!(
+        detail.contains("the table's header is row 3, not row 1")
+            && detail.contains("header_row = 3")
+            && !detail.contains("rows, expected"),
+        "{detail}"
+    );
     next_job_runs(&exec);
 }
+
+const TITLED: &str = r#"
+df = pd.read_excel('source.xlsx')
+with pd.ExcelWriter('titled.xlsx') as w:
+    pd.DataFrame([['Departments 2026']]).to_excel(w, index=False, header=False)
+    df.to_excel(w, index=False, startrow=2)
+"#;
 
 #[test]
 fn bad_workbooks_answer_typed_failures_and_the_pool_goes_on() {
@@ -1055,11 +1087,12 @@ row_count = 8
     }
 
     // Beside them, what stays out of reach: openpyxl's XML functions, the chart reader,
-    // the worksheet module behind the table view.
+    // the workbook reader, and the worksheet module's names besides its class.
     for (code, denied) in [
         ("from openpyxl.xml.functions import fromstring", "xml"),
         ("from openpyxl.chart import reader", "reader"),
-        ("from openpyxl.worksheet import worksheet", "worksheet"),
+        ("from openpyxl.reader.excel import ExcelReader", "reader"),
+        ("from openpyxl.worksheet.worksheet import Cell", "Cell"),
     ] {
         let o = run(&exec, Job::new(code));
         let feedback = o.feedback().unwrap_or_default();
