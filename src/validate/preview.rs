@@ -44,7 +44,8 @@ pub struct ColumnPreview {
     /// The header text.
     pub name: String,
     /// `integer`, `number`, `text`, `bool`, `empty` or `mixed`: what its non-missing
-    /// values are (a CSV field that reads as a number is a number).
+    /// values are (a CSV field that reads as a number is a number; a workbook's text
+    /// cell is text, digits or not: an 18-digit tax number kept as text).
     pub kind: String,
 }
 
@@ -67,7 +68,7 @@ impl TablePreview {
         let columns = (0..shown)
             .map(|c| ColumnPreview {
                 name: truncate(&table.headers[c], PREVIEW_CELL_CHARS).into_owned(),
-                kind: kind_of(table.rows.iter().map(|r| &r[c])).into(),
+                kind: kind_of(table.rows.iter().map(|r| &r[c]), !workbook).into(),
             })
             .collect();
         let head = table
@@ -95,12 +96,14 @@ fn cell_text(value: &Value) -> String {
     }
 }
 
-/// The kind shared by a column's non-missing values.
-fn kind_of<'a>(values: impl Iterator<Item = &'a Value>) -> &'static str {
+/// The kind shared by a column's non-missing values; text that reads as a number is a
+/// number when `text_is_typeless` (every CSV field is text).
+fn kind_of<'a>(values: impl Iterator<Item = &'a Value>, text_is_typeless: bool) -> &'static str {
     let mut kind: Option<&'static str> = None;
     for value in values.filter(|v| !v.is_missing()) {
         let this = match value {
             Value::Bool(_) => "bool",
+            Value::Text(_) if !text_is_typeless => "text",
             v => match v.number() {
                 Some(x) if x.is_finite() && x.fract() == 0.0 => "integer",
                 Some(_) => "number",
@@ -155,6 +158,20 @@ mod tests {
         assert_eq!(p.head[0][0], "研发");
         assert!(p.head[1][0].ends_with('…'));
         assert!(p.head[1][0].chars().count() <= PREVIEW_CELL_CHARS + 1);
+    }
+
+    #[test]
+    fn a_workbook_s_text_of_digits_is_text() {
+        let body = [
+            row(1, &["税号", "n"]),
+            row(2, &["'911101080000123456", "3"]),
+            row(3, &["'911101080000654321", "4"]),
+        ]
+        .concat();
+        let p = TablePreview::of("ids.xlsx", &workbook(&[("S", &body)], &[])).unwrap();
+        let kinds: Vec<_> = p.columns.iter().map(|c| c.kind.as_str()).collect();
+        assert_eq!(kinds, ["text", "integer"]);
+        assert_eq!(p.head[0][0], "911101080000123456");
     }
 
     #[test]
