@@ -41,6 +41,7 @@ pandas_expressions.py, pandas_dispatch.py and unimportable.py.
 """
 
 import ast
+import os
 import sys
 import types
 
@@ -72,7 +73,8 @@ def install():
     """At warm-up: every guard for the libraries loaded now. Returns the names of the
     libraries guarded."""
     _install_typing()
-    done = ['typing']
+    _install_tempfile()
+    done = ['typing', 'tempfile']
     for library, loaded_when, install in (
         ('numpy', 'numpy', _install_numpy),
         ('scipy', 'scipy', _install_scipy),
@@ -360,6 +362,36 @@ def _guard_backend_registry(cls):
 
     load_backend_module._pyward_guard = True
     cls.load_backend_module = _named_like(load_backend_module, stock)
+
+
+# --- tempfile: a library's temporary folder ---------------------------------------------------
+
+def _install_tempfile():
+    """`tempfile.TemporaryDirectory` (matplotlib's `to_jshtml` and its frame writers)
+    removes its folder with `shutil.rmtree`, which the audit hook refuses outright (its
+    deletions relative to a descriptor cannot be judged by path). Here the folder is
+    removed entry by entry by path, each removal judged by the hook as any other: inside
+    the job's scratch space it is allowed, anywhere else refused."""
+    import tempfile
+
+    def _rmtree(cls, name, ignore_errors=False, **kwargs):
+        try:
+            _remove_tree(name)
+        except OSError:
+            if not ignore_errors:
+                raise
+
+    tempfile.TemporaryDirectory._rmtree = classmethod(_rmtree)
+
+
+def _remove_tree(path):
+    with os.scandir(path) as entries:
+        for entry in list(entries):
+            if entry.is_dir(follow_symlinks=False):
+                _remove_tree(entry.path)
+            else:
+                os.unlink(entry.path)
+    os.rmdir(path)
 
 
 # --- typing: annotations given as strings ---------------------------------------------------

@@ -917,9 +917,13 @@ fig2, ax2 = plt.subplots(figsize=(2, 2), dpi=40)
 frames = [[ax2.bar([0, 1], [i, 3 - i], color='C0')] for i in range(3)]
 frames = [list(f[0]) for f in frames]
 animation.ArtistAnimation(fig2, frames, interval=100).save('bars.gif', writer='pillow')
+# The animation as HTML (frames embedded): matplotlib writes it in a temporary folder of
+# its own and removes the folder after.
+with open('wave.html', 'w') as f:
+    f.write(ani.to_jshtml())
 "#;
     let checks = pyward::validate::Expectations::from_json(
-        r#"{"version": 1, "artifacts": ["wave.gif", "bars.gif"]}"#,
+        r#"{"version": 1, "artifacts": ["wave.gif", "bars.gif", "wave.html"]}"#,
     )
     .unwrap();
     let o = exec
@@ -931,6 +935,8 @@ animation.ArtistAnimation(fig2, frames, interval=100).save('bars.gif', writer='p
         assert_eq!(gif.media_type, "image/gif", "{name}");
         assert!(gif.bytes.starts_with(b"GIF89a"), "{name}");
     }
+    let html = String::from_utf8_lossy(&o.artifact("wave.html").unwrap().bytes).into_owned();
+    assert!(html.contains("data:image/png;base64,"), "{:.300}", html);
     // Saves aimed outside the job's folder land in it under their own names (the
     // writer opens through the job's writes); a name with a NUL is refused.
     let aimed = "from matplotlib.animation import FuncAnimation\n\
