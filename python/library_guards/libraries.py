@@ -277,13 +277,12 @@ def _install_matplotlib():
 def _guard_rc_settings(matplotlib):
     """rcParams written under keys the job computes (`plt.rcParams.update(STYLE)`,
     `plt.rc('font', **font)`, `rc_context(RC)`, `rcParams[k] = v` in a loop) reach
-    `RcParams.__setitem__`, which judges each exact key: a setting that starts programs,
-    imports modules by name or names a folder (GUARDED_SETTING_PREFIXES in
-    src/gate/policy/settings.rs) may only be
-    given the value it holds, matplotlib's default (what `plt.rcdefaults()` writes) or
-    what one of matplotlib's own styles sets it to, and then matplotlib's validated
-    value is stored, never the job's object. The gate judges literal keys before the
-    job runs."""
+    `RcParams.__setitem__`, which judges each exact key: a setting that names a program,
+    its arguments, a module or a folder (GUARDED_SETTING_PREFIXES in
+    src/gate/policy/settings.rs) may only be given the value it holds, matplotlib's
+    default (what `plt.rcdefaults()` writes) or what one of matplotlib's own styles sets
+    it to, and then matplotlib's validated value is stored, never the job's object. The
+    gate judges literal keys before the job runs."""
     cls = matplotlib.RcParams
     stock = cls.__setitem__
     defaults = matplotlib.rcParamsDefault
@@ -333,8 +332,8 @@ def _guard_rc_settings(matplotlib):
             dict.__setitem__(self, text, value)
             return None
         raise PermissionError(
-            f"rcParams[{text[:60]!r}] cannot be changed here: the setting starts programs, "
-            "imports modules by name or reads files. Figures render with Agg and are saved "
+            f"rcParams[{text[:60]!r}] cannot be changed here: the setting names a program, "
+            "its arguments, a module or a folder. Figures render with Agg and are saved "
             "with savefig; other settings (font.size, axes.grid, ...) may be set")
 
     __setitem__._pyward_guard = True
