@@ -82,8 +82,12 @@ const IMPORT_ALTERNATIVES: &[(&[&str], &str)] = &[
     ),
     (&["tqdm"], "progress bars are not needed: remove it"),
     (
-        &["secrets", "getpass"],
-        "random values: use random (seeded for each job, so a run can be replayed), e.g. random.getrandbits(64) or uuid.uuid4().hex; the user's name and passwords are not available here",
+        &["secrets"],
+        "for random values use random (seeded for each job, so a run can be replayed), e.g. random.getrandbits(64), or uuid.uuid4().hex",
+    ),
+    (
+        &["getpass"],
+        "the user's name and passwords are not available here: write a fixed name where one is needed, e.g. prepared_by = 'analyst'",
     ),
     (&["torch", "tensorflow", "jax"], "use numpy"),
 ];
