@@ -505,6 +505,11 @@ mod tests {
             ),
             keys("a/b\\c/..d/.e/..."),
             keys("x"),
+            // Every output suffix may be `OUT`, in any case; every figure may be listed.
+            json!({"version": 1, "artifacts": ["photo.jpg"]}),
+            json!({"version": 1, "artifacts": ["t.csv", "b.WEBP", "c.jpeg"]}),
+            json!({"version": 1, "artifacts": ["wave.gif"]}),
+            json!({"version": 1, "artifacts": ["notes.MD", "run.log", "r.html", "t.tsv"]}),
         ] {
             assert!(agree(&ok), "{ok}");
         }
@@ -516,8 +521,8 @@ mod tests {
             json!({"version": 1, "": []}),
             json!({"version": 1, "artifacts": null}),
             json!({"version": 1, "artifacts": ["x.parquet", "t.csv"]}),
-            json!({"version": 1, "artifacts": ["photo.jpg"]}),
             json!({"version": 1, "artifacts": [".png"]}),
+            json!({"version": 1, "artifacts": ["t.csv", ".JPG"]}),
             json!({"version": 1, "artifacts": ["."]}),
             json!({"version": 1, "artifacts": ["t.csv", ".."]}),
             json!({"version": 1, "artifacts": ["t.csv", "a/b"]}),

@@ -5,6 +5,8 @@
 
 use std::borrow::Cow;
 
+use pyward::output_dir::OUT_SUFFIXES;
+use pyward::FIGURE_SUFFIXES;
 use serde_json::{json, Value};
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
 use utoipa::openapi::{RefOr, Schema};
@@ -39,6 +41,20 @@ impl utoipa::PartialSchema for Png {
 
 impl utoipa::ToSchema for Png {}
 
+/// `png` as `[Pp][Nn][Gg]`, each of `suffixes` so, as alternatives: a pattern that
+/// matches a suffix in any case, as the library compares them.
+fn any_case(suffixes: &[&str]) -> String {
+    suffixes
+        .iter()
+        .map(|s| {
+            s.chars()
+                .map(|c| format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase()))
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
 /// A character of a plain file name: no `/`, `\` or control character.
 const NAME_CHAR: &str = r"[^/\\\u0000-\u001f\u007f-\u009f]";
 /// A character of a plain file name other than a dot.
@@ -63,8 +79,8 @@ pub fn input_name() -> Value {
 /// `Option` ones also `null`) and the checks after it (version 1, plain file names,
 /// inputs as relative paths, a table's `header_row` from 1, and `OUT` — the figure
 /// listed, else the first artifact, else the first table's — a name with an output
-/// suffix). One narrowing: every figure listed must be a usable `OUT` (png, svg or
-/// pdf), where the library looks at the first only. `openapi`'s test holds it to the
+/// suffix). One narrowing: every figure listed must be a usable `OUT` (a name with a
+/// stem), where the library looks at the first only. `openapi`'s test holds it to the
 /// library on examples of each field.
 pub fn expectations() -> Value {
     let (c, no_dot) = (NAME_CHAR, NAME_NO_DOT);
@@ -81,9 +97,10 @@ pub fn expectations() -> Value {
         "type": "string",
         "minLength": 1,
         "maxLength": 255,
-        "pattern": format!(r"^{c}+\.(?:[Pp][Nn][Gg]|[Ss][Vv][Gg]|[Pp][Dd][Ff]|[Cc][Ss][Vv]|[Jj][Ss][Oo][Nn]|[Tt][Xx][Tt]|[Xx][Ll][Ss][Xx])$"),
+        "pattern": format!(r"^{c}+\.(?:{})$", any_case(&OUT_SUFFIXES)),
     });
-    let figure = json!({"pattern": r"\.(?:[Pp][Nn][Gg]|[Ss][Vv][Gg]|[Pp][Dd][Ff]|[Jj][Pp][Ee]?[Gg]|[Ww][Ee][Bb][Pp])$"});
+    let figure_suffix = any_case(&FIGURE_SUFFIXES);
+    let figure = json!({"pattern": format!(r"\.(?:{figure_suffix})$")});
     let segment = r"(?:[^/.][^/]*|\.[^/.][^/]*|\.\.[^/]+)";
     let input = json!({
         "type": "string",
@@ -105,11 +122,14 @@ pub fn expectations() -> Value {
             "version": {"type": "integer", "const": 1},
             "artifacts": {
                 "type": "array",
-                "description": "Files the job must write. `OUT` is the figure listed, else the first artifact: a name ending in .png, .svg, .pdf, .gif, .csv, .tsv, .json, .txt, .md, .log, .html or .xlsx",
+                "description": format!(
+                    "Files the job must write. `OUT` is the figure listed, else the first artifact: a name ending in .{}",
+                    OUT_SUFFIXES.join(", .")
+                ),
                 "items": {
                     "allOf": [file_name],
-                    // A figure that cannot be `OUT` (.jpg, .jpeg, .webp, or no stem).
-                    "not": {"pattern": r"^\.(?:[Pp][Nn][Gg]|[Ss][Vv][Gg]|[Pp][Dd][Ff])$|\.(?:[Jj][Pp][Ee]?[Gg]|[Ww][Ee][Bb][Pp])$"},
+                    // A figure that cannot be `OUT`: no stem.
+                    "not": {"pattern": format!(r"^\.(?:{figure_suffix})$")},
                 },
                 "anyOf": [{"contains": figure}, {"prefixItems": [out_name]}],
             },
