@@ -116,7 +116,7 @@ pub use job::{Job, Source};
 pub use numpy::ndarray;
 pub use outcome::{
     Artifact, JobFailure, Obtained, Outcome, PythonError, RetireReason, Retirement, StoppedAt,
-    Timings, WorkerExit, WorkerInfo, FIGURE_SUFFIXES, STDERR_TAIL_CHARS,
+    Timings, WorkerExit, WorkerInfo, FIGURE_SUFFIXES, JOB_STDERR_CAP, STDERR_TAIL_CHARS,
 };
 pub use python_env::{PythonEnv, PYTHON_ENV_VAR};
 pub use supervisor::{

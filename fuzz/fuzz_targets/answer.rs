@@ -10,6 +10,7 @@ use libfuzzer_sys::fuzz_target;
 use pyward::output_dir::check_file_name;
 use pyward::protocol::answer::{read_answer, AnswerLimits};
 use pyward::protocol::Nonce;
+use pyward::JOB_STDERR_CAP;
 
 fuzz_target!(|data: &[u8]| {
     let limits = AnswerLimits {
@@ -23,6 +24,8 @@ fuzz_target!(|data: &[u8]| {
     if let Ok((done, artifacts)) = read_answer(&mut src, &limits, Instant::now()) {
         // What was accepted is within the limits, whatever the bytes said.
         assert_eq!(done.nonce, limits.nonce);
+        assert!(done.stdout.len() <= limits.stdout_cap);
+        assert!(done.stderr.len() <= JOB_STDERR_CAP);
         assert!(artifacts.len() <= limits.max_artifacts);
         for a in &artifacts {
             assert!(check_file_name(&a.name).is_ok());

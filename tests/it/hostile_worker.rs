@@ -170,6 +170,16 @@ fn attacks(canary: &Path, short_canary: &str) -> Vec<(String, Expect)> {
         ),
         ("field stdout_dropped 1e30".into(), MALFORMED),
         ("stdout-over-cap".into(), Expect::Violation(&["stdout"])),
+        // The job's stderr, handed back when its code ended well: bounded, and text.
+        (
+            format!(
+                "field stderr \"{}\"",
+                "x".repeat(pyward::JOB_STDERR_CAP + 1)
+            ),
+            Expect::Violation(&["stderr"]),
+        ),
+        ("field stderr 7".into(), MALFORMED),
+        (r#"field stderr "\ud800""#.into(), MALFORMED),
         // Counts and sizes.
         ("too-many".into(), Expect::Violation(&["artifacts"])),
         (
