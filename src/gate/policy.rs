@@ -462,17 +462,6 @@ impl Policy {
         }
     }
 
-    /// What to write instead of assigning to a library module's attribute `path`.
-    pub(crate) fn mutation_hint(path: &str) -> &'static str {
-        match path {
-            "sys.stdout" | "sys.stderr" => {
-                "print(..., file=f) writes to a file you opened, and print() alone is already \
-                 captured as the job's output"
-            }
-            _ => "do not modify library modules; keep your own variables",
-        }
-    }
-
     /// True when a setting key (rcParams / pandas option) may not be written.
     pub(crate) fn setting_denied(&self, key: &str) -> bool {
         let k = key.trim().to_ascii_lowercase();

@@ -547,9 +547,9 @@ impl Slot {
                 outcome.timings.describe = ms(done.figures.describe_ms);
                 outcome.stdout = std::mem::take(&mut done.stdout);
                 outcome.stdout_dropped = done.stdout_dropped;
-                // An error quotes it itself (its stderr tail).
+                // An error quotes it itself (its stderr tail), from `done`.
                 if done.error.is_none() {
-                    outcome.stderr.clone_from(&done.stderr);
+                    outcome.stderr = std::mem::take(&mut done.stderr);
                 }
             }
             Answer::Timeout => {

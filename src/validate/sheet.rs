@@ -209,19 +209,23 @@ impl Table {
         if count(cells) <= read {
             return None;
         }
-        let columns = self
-            .headers
-            .iter()
-            .map(|h| format!("{h:?}"))
-            .collect::<Vec<_>>()
-            .join(", ");
         Some(format!(
-            "{}: the table's header is row {}, not row {}: the rows above it were read as its header (columns read: {columns}); write the table with its header in the first row (no title rows above it), or the checks must say header_row = {}",
+            "{}: the table's header is row {}, not row {}: the rows above it were read as its header (columns read: {}); write the table with its header in the first row (no title rows above it), or the checks must say header_row = {}",
             self.label,
             line + 1,
             self.header_line + 1,
+            self.headers_listed(),
             line + 1
         ))
+    }
+
+    /// The header as feedback quotes it: `"dept", "cost"`.
+    fn headers_listed(&self) -> String {
+        self.headers
+            .iter()
+            .map(|h| format!("{h:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// The index of column `name`, or what is wrong: the columns that exist, and where
@@ -233,13 +237,11 @@ impl Table {
         if let Some(i) = self.headers.iter().position(|h| h.trim() == name.trim()) {
             return Ok(i);
         }
-        let columns = self
-            .headers
-            .iter()
-            .map(|h| format!("{h:?}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let mut message = format!("{} has no column {name:?} (columns: {columns})", self.label);
+        let mut message = format!(
+            "{} has no column {name:?} (columns: {})",
+            self.label,
+            self.headers_listed()
+        );
         if let Some((line, _)) = self
             .head
             .iter()

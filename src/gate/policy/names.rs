@@ -559,3 +559,14 @@ pub(crate) fn reason_for(name: &str) -> &'static str {
     }
     "not allowed by the policy"
 }
+
+/// What to write instead of assigning to a library module's attribute `path`.
+pub(crate) fn mutation_hint(path: &str) -> &'static str {
+    match path {
+        "sys.stdout" | "sys.stderr" => {
+            "print(..., file=f) writes to a file you opened, and print() alone is already \
+             captured as the job's output"
+        }
+        _ => "do not modify library modules; keep your own variables",
+    }
+}

@@ -129,7 +129,7 @@ impl Walker<'_> {
                         "changes library module attribute {}",
                         crate::gate::verdict::quote(&path)
                     ),
-                    Policy::mutation_hint(&path),
+                    crate::gate::policy::names::mutation_hint(&path),
                 );
             }
         }
