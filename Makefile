@@ -102,9 +102,10 @@ lint: venv
 	$(MAKE) web-check
 
 # The module graph: no cycle between modules, no arrow up the library's layers
-# (tests/it/architecture.rs reads the sources; the layers are listed there).
+# (tests/it/architecture.rs reads the sources; the layers are listed there). Built with
+# the workspace's features, as `make test` builds it: the library is compiled once.
 arch: venv
-	cargo test --test it architecture::
+	cargo test --workspace --test it architecture::
 
 # Every bench in sequence, then the report (docs/bench/REPORT.md and chart.png, the chart
 # drawn by a pyward job). About 5-10 minutes on 2 cores. A quick trial:

@@ -30,9 +30,11 @@ fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/model_style")
 }
 
-/// Every script of the corpus that plain Python turns into files: (name, code, the
-/// names plain Python writes).
-fn corpus() -> Vec<(String, String, BTreeSet<String>)> {
+/// A script of the corpus: (name, code, the names plain Python writes).
+type Script = (String, String, BTreeSet<String>);
+
+/// Every script of the corpus that plain Python turns into files.
+fn corpus() -> Vec<Script> {
     let listing = std::fs::read_to_string(corpus_dir().join("expected.tsv")).unwrap();
     let all: Vec<_> = listing
         .lines()
@@ -87,40 +89,52 @@ fn problem(name: &str, report: &Value, expected: &BTreeSet<String>) -> Option<St
     })
 }
 
-/// What `pyward run --json --out DIR/` makes of one script: its problems, if any.
-fn run_one(
-    dir: &std::path::Path,
-    i: usize,
-    name: &str,
-    code: &str,
-    expected: &BTreeSet<String>,
-) -> Vec<String> {
-    let script = dir.join(name);
-    std::fs::write(&script, code).unwrap();
-    let out = dir.join(format!("out{i}"));
-    let run = Command::new(env!("CARGO_BIN_EXE_pyward"))
-        .args(["run", "--json", "--src"])
+/// What one `pyward run --json --out DIR/ SCRIPT...` makes of `batch`: the problems of
+/// each script, if any. Scripts of one run that save under one name each keep their
+/// file (the later one's renamed): each report says where its files went.
+fn run_batch(dir: &std::path::Path, k: usize, batch: &[&Script]) -> Vec<String> {
+    let scripts = dir.join(format!("batch{k}"));
+    std::fs::create_dir(&scripts).unwrap();
+    let mut run = Command::new(env!("CARGO_BIN_EXE_pyward"));
+    run.args(["run", "--json", "--src"])
         .arg(corpus_dir().join("inputs"))
         .arg("--out")
-        .arg(format!("{}/", out.display()))
-        .arg(&script)
-        .output()
-        .unwrap();
+        .arg(format!("{}/", dir.join(format!("out{k}")).display()));
+    for (name, code, _) in batch {
+        let script = scripts.join(name);
+        std::fs::write(&script, code).unwrap();
+        run.arg(script);
+    }
+    let run = run.output().unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
-    let Some(report) = stdout
+    // One report a script, in the order of the command line.
+    let reports: Vec<Value> = stdout
         .lines()
-        .find_map(|l| serde_json::from_str::<Value>(l).ok())
-    else {
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect();
+    if reports.len() != batch.len() {
         return vec![format!(
-            "{name}: no report: {}",
+            "batch {k}: {} reports for {} scripts: {}",
+            reports.len(),
+            batch.len(),
             String::from_utf8_lossy(&run.stderr)
         )];
-    };
-    assert_valid_report(&report);
-    let mut problems: Vec<String> = problem(name, &report, expected).into_iter().collect();
-    for file in expected {
-        if !out.join(file).is_file() {
-            problems.push(format!("{name}: {file} not written to --out DIR/"));
+    }
+    let mut problems = Vec::new();
+    for ((name, _, expected), report) in batch.iter().zip(&reports) {
+        assert_valid_report(report);
+        problems.extend(problem(name, report, expected));
+        let artifacts = report["artifacts"].as_array().cloned().unwrap_or_default();
+        for file in expected {
+            let written = artifacts.iter().any(|a| {
+                a["name"] == file.as_str()
+                    && a["path"]
+                        .as_str()
+                        .is_some_and(|p| std::path::Path::new(p).is_file())
+            });
+            if !written {
+                problems.push(format!("{name}: {file} not written to --out DIR/"));
+            }
         }
     }
     problems
@@ -130,22 +144,21 @@ fn run_one(
 fn the_corpus_through_pyward_run_writes_every_file_under_its_name() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = corpus();
-    // One `pyward run` (its own pool) per script, two at a time.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let problems = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((name, code, expected)) = corpus.get(i) else {
-                    break;
-                };
-                let found = run_one(dir.path(), i, name, code, expected);
-                problems.lock().unwrap().extend(found);
-            });
-        }
+    // Two `pyward run`s of half the corpus each (each its own pool), side by side.
+    let halves: Vec<Vec<&Script>> = (0..2)
+        .map(|k| corpus.iter().skip(k).step_by(2).collect())
+        .collect();
+    let problems: Vec<String> = std::thread::scope(|scope| {
+        let runs: Vec<_> = halves
+            .iter()
+            .enumerate()
+            .map(|(k, half)| {
+                let dir = dir.path();
+                scope.spawn(move || run_batch(dir, k, half))
+            })
+            .collect();
+        runs.into_iter().flat_map(|r| r.join().unwrap()).collect()
     });
-    let problems = problems.into_inner().unwrap();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     eprintln!("pyward run: {} scripts ok", corpus.len());
 }
@@ -154,20 +167,34 @@ fn the_corpus_through_pyward_run_writes_every_file_under_its_name() {
 fn the_corpus_over_http_answers_every_file_under_its_name() {
     let server = Serve::start(&[]);
     let inputs = inputs_json();
-    let agent = agent();
-    let mut problems = Vec::new();
     let corpus = corpus();
-    for (name, code, expected) in &corpus {
-        let mut answer = agent
-            .post(&format!("{}/v1/jobs", server.url))
-            .header("content-type", "application/json")
-            .send(json!({"code": code, "inputs": inputs}).to_string())
-            .unwrap();
-        let body = answer.body_mut().read_to_string().unwrap();
-        let report: Value = serde_json::from_str(&body).unwrap();
-        assert_valid_report(&report);
-        problems.extend(problem(name, &report, expected));
-    }
+    // Two clients at a time, as the pool has two workers.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let problems = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                let agent = agent();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((name, code, expected)) = corpus.get(i) else {
+                        break;
+                    };
+                    let mut answer = agent
+                        .post(&format!("{}/v1/jobs", server.url))
+                        .header("content-type", "application/json")
+                        .send(json!({"code": code, "inputs": inputs}).to_string())
+                        .unwrap();
+                    let body = answer.body_mut().read_to_string().unwrap();
+                    let report: Value = serde_json::from_str(&body).unwrap();
+                    assert_valid_report(&report);
+                    let found = problem(name, &report, expected);
+                    problems.lock().unwrap().extend(found);
+                }
+            });
+        }
+    });
+    let problems = problems.into_inner().unwrap();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     eprintln!("HTTP: {} scripts ok", corpus.len());
 }
