@@ -2,7 +2,9 @@
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pyward::{Executor, ExecutorBuilder, Outcome};
@@ -70,6 +72,48 @@ pub fn builder() -> ExecutorBuilder {
         .workers(1)
         .timeout(Duration::from_secs(20))
         .preload_pandas(false)
+}
+
+/// The pools of [`shared_executor`], by key; each slot locked while its pool warms.
+type SharedPools = BTreeMap<&'static str, Arc<Mutex<Option<Arc<Executor>>>>>;
+static SHARED_POOLS: Mutex<SharedPools> = Mutex::new(BTreeMap::new());
+
+/// The pool of `key`, built from `build` (with two workers: tests run two at a time) by
+/// the first test that asks and shared by every test of this binary that asks after. A
+/// test that only runs jobs and reads their outcomes needs no pool of its own, and a
+/// pool's warm-up (its template's imports) is most of such a test's time. Not for a
+/// test that reads the pool's stats, a worker's identity or retirement, or what a job
+/// leaves to the next job on its worker: other tests' jobs run on the same workers.
+/// The pools are dropped when the test binary exits (their workers stopped, their
+/// folders removed), as any pool is.
+pub fn shared_executor(
+    key: &'static str,
+    build: impl FnOnce() -> ExecutorBuilder,
+) -> Arc<Executor> {
+    static AT_EXIT: std::sync::Once = std::sync::Once::new();
+    AT_EXIT.call_once(|| {
+        // SAFETY: registers a plain `extern "C"` function with no argument.
+        let registered = unsafe { libc::atexit(drop_shared_pools) };
+        assert_eq!(registered, 0, "atexit");
+    });
+    let slot = SHARED_POOLS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key)
+        .or_default()
+        .clone();
+    // Held while the pool warms: a second test of `key` waits for it, not for its own.
+    let mut pool = slot.lock().unwrap_or_else(|e| e.into_inner());
+    pool.get_or_insert_with(|| Arc::new(build().workers(2).build().expect("pool starts")))
+        .clone()
+}
+
+/// Drops the shared pools as the test binary exits.
+extern "C" fn drop_shared_pools() {
+    let pools = std::mem::take(&mut *SHARED_POOLS.lock().unwrap_or_else(|e| e.into_inner()));
+    for slot in pools.into_values() {
+        drop(slot.lock().unwrap_or_else(|e| e.into_inner()).take());
+    }
 }
 
 /// The job's Python error (panics on any other outcome).
