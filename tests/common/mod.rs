@@ -74,22 +74,41 @@ pub fn builder() -> ExecutorBuilder {
         .preload_pandas(false)
 }
 
-/// The pools of [`shared_executor`], by key; each slot locked while its pool warms.
-type SharedPools = BTreeMap<&'static str, Arc<Mutex<Option<Arc<Executor>>>>>;
+/// The policy of a shared pool (see [`shared_pool`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Gate {
+    /// `Policy::default()`.
+    Default,
+    /// `Policy::figures()`.
+    Figures,
+    /// `Policy::gate_disabled_for_testing()`: the runtime and kernel layers alone.
+    Off,
+}
+
+impl Gate {
+    fn policy(self) -> pyward::gate::Policy {
+        match self {
+            Gate::Default => pyward::gate::Policy::default(),
+            Gate::Figures => pyward::gate::Policy::figures(),
+            Gate::Off => pyward::gate::Policy::gate_disabled_for_testing(),
+        }
+    }
+}
+
+/// The shared pools, by (pandas in the template, policy); each slot locked while its
+/// pool warms.
+type SharedPools = BTreeMap<(bool, Gate), Arc<Mutex<Option<Arc<Executor>>>>>;
 static SHARED_POOLS: Mutex<SharedPools> = Mutex::new(BTreeMap::new());
 
-/// The pool of `key`, built from `build` (with two workers: tests run two at a time) by
-/// the first test that asks and shared by every test of this binary that asks after. A
-/// test that only runs jobs and reads their outcomes needs no pool of its own, and a
-/// pool's warm-up (its template's imports) is most of such a test's time. Not for a
-/// test that reads the pool's stats, a worker's identity or retirement, or what a job
-/// leaves to the next job on its worker: other tests' jobs run on the same workers.
-/// The pools are dropped when the test binary exits (their workers stopped, their
-/// folders removed), as any pool is.
-pub fn shared_executor(
-    key: &'static str,
-    build: impl FnOnce() -> ExecutorBuilder,
-) -> Arc<Executor> {
+/// A pool of [`builder`]'s (with pandas in its template or not, under `gate`'s policy,
+/// two workers: tests run two at a time), built by the first test of this binary that
+/// asks and shared by every test that asks after. A test that only runs jobs and reads
+/// their outcomes needs no pool of its own, and a pool's warm-up (its template's
+/// imports) is most of such a test's time. Not for a test that reads the pool's stats,
+/// a worker's identity or retirement, or what a job leaves to the next job on its
+/// worker: other tests' jobs run on the same workers. The pools are dropped when the
+/// test binary exits (their workers stopped, their folders removed), as any pool is.
+pub fn shared_pool(pandas: bool, gate: Gate) -> Arc<Executor> {
     static AT_EXIT: std::sync::Once = std::sync::Once::new();
     AT_EXIT.call_once(|| {
         // SAFETY: registers a plain `extern "C"` function with no argument.
@@ -99,13 +118,20 @@ pub fn shared_executor(
     let slot = SHARED_POOLS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .entry(key)
+        .entry((pandas, gate))
         .or_default()
         .clone();
-    // Held while the pool warms: a second test of `key` waits for it, not for its own.
+    // Held while the pool warms: a second test of this pool waits for it, not for its own.
     let mut pool = slot.lock().unwrap_or_else(|e| e.into_inner());
-    pool.get_or_insert_with(|| Arc::new(build().workers(2).build().expect("pool starts")))
-        .clone()
+    let build = || {
+        builder()
+            .workers(2)
+            .preload_pandas(pandas)
+            .policy(gate.policy())
+            .build()
+            .expect("pool starts")
+    };
+    pool.get_or_insert_with(|| Arc::new(build())).clone()
 }
 
 /// Drops the shared pools as the test binary exits.

@@ -9,10 +9,8 @@
 
 use crate::common;
 
-use common::{builder, expect_ok, python_error};
+use common::{builder, expect_ok, python_error, shared_pool, Gate};
 use pyward::gate::Policy;
-use std::sync::Arc;
-
 use pyward::{Executor, Job, Outcome, RetireReason};
 
 fn executor(policy: Policy) -> Executor {
@@ -22,13 +20,6 @@ fn executor(policy: Policy) -> Executor {
         .policy(policy)
         .build()
         .expect("pool starts")
-}
-
-/// This module's pool for `policy`, shared by the tests that read only their own jobs'
-/// outcomes (see `common::shared_executor`); a test that reads what a job leaves to the
-/// next, or its worker's retirement, builds its own with [`executor`].
-fn shared(key: &'static str, policy: fn() -> Policy) -> Arc<Executor> {
-    common::shared_executor(key, || builder().preload_pandas(true).policy(policy()))
 }
 
 fn inputs() -> tempfile::TempDir {
@@ -69,7 +60,7 @@ fn on_disk_and_in_memory(
 /// Each `(code, member)` is refused by the gate and, with the gate off, raises a Python
 /// error that names the member.
 fn refused_gate_on_and_off(src: &std::path::Path, cases: &[(&str, &str)]) {
-    let gate_off = shared("script_habits/gate_off", Policy::gate_disabled_for_testing);
+    let gate_off = shared_pool(true, Gate::Off);
     for (code, member) in cases {
         let v = pyward::gate::check(code, &Policy::figures()).unwrap();
         assert!(!v.is_allowed(), "the gate allowed {code}");
@@ -115,7 +106,7 @@ print("LEVEL", logging.getLevelName(logging.WARNING), log.getEffectiveLevel())
 #[test]
 fn logging_and_tracebacks_run_as_in_a_script_and_show_the_job_s_frames_only() {
     let src = inputs();
-    let exec = shared("script_habits/figures", Policy::figures);
+    let exec = shared_pool(true, Gate::Figures);
     let o = run(
         &exec,
         &format!("{LOGGING}open('done.txt', 'w').write('1')\n"),
@@ -221,7 +212,7 @@ fn a_log_file_outside_the_job_becomes_an_artifact_and_writes_nothing_there() {
         "../".repeat(40),
         target.to_str().unwrap().trim_start_matches('/')
     );
-    let exec = shared("script_habits/figures", Policy::figures);
+    let exec = shared_pool(true, Gate::Figures);
     for name in [target.display().to_string(), climbing] {
         let code = format!(
             "import logging\nlog = logging.getLogger('h')\nlog.addHandler(logging.FileHandler({name:?}))\nlog.error('CANARY')\n"
@@ -236,7 +227,7 @@ fn a_log_file_outside_the_job_becomes_an_artifact_and_writes_nothing_there() {
 #[test]
 fn files_of_one_name_in_several_folders_are_all_kept_and_read_back() {
     let src = inputs();
-    let exec = shared("script_habits/figures", Policy::figures);
+    let exec = shared_pool(true, Gate::Figures);
     let code = r#"
 import os
 for region in ["north", "south"]:
@@ -263,7 +254,7 @@ print(os.listdir("reports/north"), os.listdir("reports/south"))
 #[test]
 fn every_pandas_writer_saves_into_a_folder_the_job_made() {
     let src = inputs();
-    let exec = shared("script_habits/default", Policy::default);
+    let exec = shared_pool(true, Gate::Default);
     let canary = format!("pyward_canary_{}.html", std::process::id());
     let code = format!(
         r#"
@@ -312,7 +303,7 @@ print(sorted(os.listdir("output/reports")))
 #[test]
 fn figures_saved_into_folders_are_read_back_by_the_paths_they_were_saved_to() {
     let src = inputs();
-    let exec = shared("script_habits/figures", Policy::figures);
+    let exec = shared_pool(true, Gate::Figures);
     let code = r#"
 import os
 from openpyxl import Workbook
@@ -364,11 +355,7 @@ for key in ["Mars/Olympus", "../../etc/passwd", "/etc/passwd"]:
 plt.plot([1, 2])
 plt.savefig("zones.png")
 "#;
-    let o = run(
-        &shared("script_habits/figures", Policy::figures),
-        code,
-        src.path(),
-    );
+    let o = run(&shared_pool(true, Gate::Figures), code, src.path());
     expect_ok(&o);
     assert_eq!(
         o.stdout,
@@ -443,7 +430,7 @@ plt.savefig("chart.png")
 #[test]
 fn glob_and_os_path_answer_for_the_job_s_files_and_never_the_host() {
     let src = inputs();
-    let exec = shared("script_habits/figures", Policy::figures);
+    let exec = shared_pool(true, Gate::Figures);
     let code = r#"
 import glob, os
 from pathlib import Path
@@ -490,7 +477,7 @@ print("never")
 #[test]
 fn exit_ends_the_job_as_sys_exit_does() {
     let src = inputs();
-    let exec = shared("script_habits/figures", Policy::figures);
+    let exec = shared_pool(true, Gate::Figures);
     let o = run(
         &exec,
         "open('a.txt', 'w').write('1')\nprint('done')\nexit()\nprint('never')\n",
@@ -691,7 +678,7 @@ print("SALES", p.parse_args(["--src", "sales.csv"]).src.readline().strip())
 #[test]
 fn notebook_magics_are_comments_and_errors_keep_their_lines() {
     let src = inputs();
-    let exec = shared("script_habits/figures", Policy::figures);
+    let exec = shared_pool(true, Gate::Figures);
     let code = "%matplotlib inline\n!pip install seaborn\nimport pandas as pd\n\
                 df = pd.read_csv('sales.csv')\n%time total = df.units.sum()\n\
                 open('a.txt', 'w').write(str(df.units.sum()))\n";
@@ -709,7 +696,7 @@ fn notebook_magics_are_comments_and_errors_keep_their_lines() {
 #[test]
 fn a_missing_package_s_fallback_runs_and_raise_system_exit_ends_the_job() {
     let src = inputs();
-    let exec = shared("script_habits/figures", Policy::figures);
+    let exec = shared_pool(true, Gate::Figures);
     let code = "try:\n    from tqdm import tqdm\nexcept ImportError:\n    def tqdm(x, **kw):\n        return x\n\
                 class Row:\n    def __repr__(self):\n        return f'{self.__class__.__name__}()'\n\
                 try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    print(e.__class__.__name__, Row(), sum(tqdm(range(4))))\n\
@@ -799,7 +786,7 @@ except TypeError:
 #[test]
 fn a_figure_saved_into_a_buffer_comes_back_only_when_the_job_wrote_nothing_else() {
     let src = inputs();
-    let exec = shared("script_habits/figures", Policy::figures);
+    let exec = shared_pool(true, Gate::Figures);
     let draw =
         "import io, base64\nbuf = io.BytesIO()\nplt.plot([1, 3])\nplt.savefig(buf, format='png')\n\
                 data = base64.b64encode(buf.getvalue()).decode()\n";
@@ -827,7 +814,7 @@ fn a_figure_saved_into_a_buffer_comes_back_only_when_the_job_wrote_nothing_else(
 /// is refused as no text.
 #[test]
 fn text_and_photo_artifacts_may_be_declared() {
-    let exec = shared("script_habits/default", Policy::default);
+    let exec = shared_pool(true, Gate::Default);
     let code = r#"
 import logging
 logging.basicConfig(filename='run.log', level=logging.INFO, format='%(levelname)s %(message)s')
@@ -910,7 +897,7 @@ logging.info('wrote %d payments', len(df))
 /// members of the view, gate on and off, and a video needs one: refused as such.
 #[test]
 fn animations_are_saved_as_gifs_in_the_process() {
-    let exec = shared("script_habits/default", Policy::default);
+    let exec = shared_pool(true, Gate::Default);
     let src = inputs();
     let code = r#"
 import numpy as np
@@ -1066,7 +1053,7 @@ open('total.txt', 'w').write(locale.format_string('%d', 1234567, grouping=True))
 /// the job's one thread (the sandbox maps no file).
 #[test]
 fn a_large_csv_and_a_mapped_array_are_read_as_plain_python_reads_them() {
-    let exec = shared("script_habits/default", Policy::default);
+    let exec = shared_pool(true, Gate::Default);
     let src = inputs();
     let mut csv = String::from("trip_id,zone,fare\n");
     for i in 0..330_000u32 {

@@ -6,26 +6,24 @@
 //! serves the next job, and inputs never modified.
 
 use std::io::{Cursor, Write};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common;
 
-use common::{builder, expect_ok};
+use common::{builder, expect_ok, shared_pool, Gate};
 use pyward::validate::Expectations;
 use pyward::{Executor, Job, JobFailure, Outcome};
 use sha2::{Digest, Sha256};
 
-fn executor() -> Executor {
-    builder().preload_pandas(true).build().expect("pool starts")
+/// No test here reads a pool's stats or a worker's fate: they share pools.
+fn executor() -> Arc<Executor> {
+    shared_pool(true, Gate::Default)
 }
 
 /// The same pool with the static gate off: the runtime and kernel layers alone.
-fn executor_gate_off() -> Executor {
-    builder()
-        .preload_pandas(true)
-        .policy(pyward::gate::Policy::gate_disabled_for_testing())
-        .build()
-        .expect("pool starts")
+fn executor_gate_off() -> Arc<Executor> {
+    shared_pool(true, Gate::Off)
 }
 
 fn run(exec: &Executor, job: Job) -> Outcome {
