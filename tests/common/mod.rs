@@ -95,9 +95,9 @@ impl Gate {
     }
 }
 
-/// The shared pools, by (pandas in the template, policy); each slot locked while its
-/// pool warms.
-type SharedPools = BTreeMap<(bool, Gate), Arc<Mutex<Option<Arc<Executor>>>>>;
+/// The shared pools, by (pandas in the template, a fresh process for every job,
+/// policy); each slot locked while its pool warms.
+type SharedPools = BTreeMap<(bool, bool, Gate), Arc<Mutex<Option<Arc<Executor>>>>>;
 static SHARED_POOLS: Mutex<SharedPools> = Mutex::new(BTreeMap::new());
 
 /// A pool of [`builder`]'s (with pandas in its template or not, under `gate`'s policy,
@@ -109,6 +109,17 @@ static SHARED_POOLS: Mutex<SharedPools> = Mutex::new(BTreeMap::new());
 /// worker: other tests' jobs run on the same workers. The pools are dropped when the
 /// test binary exits (their workers stopped, their folders removed), as any pool is.
 pub fn shared_pool(pandas: bool, gate: Gate) -> Arc<Executor> {
+    shared(pandas, false, gate)
+}
+
+/// [`shared_pool`] with pandas, whose every job runs in a process of its own (jobs
+/// without a tenant, tenants not shared): what one attack does to its process never
+/// decides what another job sees.
+pub fn shared_fresh_pool(gate: Gate) -> Arc<Executor> {
+    shared(true, true, gate)
+}
+
+fn shared(pandas: bool, fresh: bool, gate: Gate) -> Arc<Executor> {
     static AT_EXIT: std::sync::Once = std::sync::Once::new();
     AT_EXIT.call_once(|| {
         // SAFETY: registers a plain `extern "C"` function with no argument.
@@ -118,7 +129,7 @@ pub fn shared_pool(pandas: bool, gate: Gate) -> Arc<Executor> {
     let slot = SHARED_POOLS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .entry((pandas, gate))
+        .entry((pandas, fresh, gate))
         .or_default()
         .clone();
     // Held while the pool warms: a second test of this pool waits for it, not for its own.
@@ -127,6 +138,7 @@ pub fn shared_pool(pandas: bool, gate: Gate) -> Arc<Executor> {
         builder()
             .workers(2)
             .preload_pandas(pandas)
+            .reuse_across_tenants(!fresh)
             .policy(gate.policy())
             .build()
             .expect("pool starts")

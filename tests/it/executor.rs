@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{builder, examples_data, expect_ok, png_size, process_alive};
+use common::{builder, examples_data, expect_ok, png_size, process_alive, shared_pool, Gate};
 use pyward::gate::{BadInput, Policy, Rule};
 use pyward::{Backpressure, Error, Job, JobFailure};
 
@@ -30,7 +30,7 @@ fn basic_line_plot_returns_a_png_with_stdout_and_timings() {
 
 #[test]
 fn mat_file_through_srcpath_and_pandas_bar_chart_from_csv() {
-    let exec = builder().preload_pandas(true).build().unwrap();
+    let exec = shared_pool(true, Gate::Default);
     let scan = std::fs::read_to_string(examples_data().join("../plot_scan.py")).unwrap();
     let outcome = exec.run(Job::new(scan).src_dir(examples_data())).unwrap();
     expect_ok(&outcome);
@@ -56,7 +56,7 @@ fn mat_file_through_srcpath_and_pandas_bar_chart_from_csv() {
 
 #[test]
 fn in_memory_inputs_and_helpers_listdir_walkfiles() {
-    let exec = builder().build().unwrap();
+    let exec = shared_pool(false, Gate::Default);
     let code = "print(listdir(), walkfiles())\nd = np.loadtxt(srcpath('sub/v.txt'))\nprint(d.sum())\nplt.plot(d); plt.savefig(OUT)\n";
     let job = Job::new(code)
         .src_bytes("a.txt", b"x".to_vec())
@@ -71,7 +71,7 @@ fn in_memory_inputs_and_helpers_listdir_walkfiles() {
 
 #[test]
 fn srcpath_refuses_to_leave_src() {
-    let exec = builder().build().unwrap();
+    let exec = shared_pool(false, Gate::Default);
     for (path, kind) in [
         ("../../etc/passwd", "PermissionError"),
         ("/etc/passwd", "PermissionError"),
@@ -94,7 +94,7 @@ fn srcpath_refuses_to_leave_src() {
 
 #[test]
 fn python_errors_are_structured_with_the_user_line_and_user_frames_only() {
-    let exec = builder().build().unwrap();
+    let exec = shared_pool(false, Gate::Default);
     let code = "def pick(d):\n    return d['missing']\n\nx = {'a': 1}\npick(x)\n";
     let outcome = exec.run(Job::new(code)).unwrap();
     let Some(JobFailure::PythonError(e)) = outcome.failure() else {
@@ -275,7 +275,7 @@ fn syntax_errors_and_non_utf8_source_are_clear_errors_that_never_reach_a_worker(
 
 #[test]
 fn banned_imports_and_builtins_are_rejected_statically_and_at_run_time() {
-    let exec = builder().build().unwrap();
+    let exec = shared_pool(false, Gate::Default);
     for code in [
         "import os\nos.system('true')",
         "import socket",
@@ -319,7 +319,7 @@ fn banned_imports_and_builtins_are_rejected_statically_and_at_run_time() {
 
 #[test]
 fn output_must_exist_and_be_what_it_claims() {
-    let exec = builder().build().unwrap();
+    let exec = shared_pool(false, Gate::Default);
     let outcome = exec.run(Job::new("x = 1\n")).unwrap();
     assert!(
         matches!(outcome.failure(), Some(JobFailure::InvalidOutput { check, .. }) if check == "missing"),
@@ -418,7 +418,7 @@ fn workers_are_recycled_after_max_jobs() {
 
 #[test]
 fn missing_inputs_are_an_invalid_job_error() {
-    let exec = builder().build().unwrap();
+    let exec = shared_pool(false, Gate::Default);
     let err = exec
         .run(Job::new("plt.savefig(OUT)").src_dir("/nonexistent/pyward-input"))
         .unwrap_err();

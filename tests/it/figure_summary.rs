@@ -3,15 +3,18 @@
 //! NaN counts and ranges, the job line that drew each), its one-paragraph text, its
 //! place in the JSON report, the checks that read it, and its off switch.
 
+use std::sync::Arc;
+
 use crate::common;
 
-use common::{builder, expect_ok};
+use common::{builder, expect_ok, shared_pool, Gate};
 use pyward::figure::{AxesRole, FigureSummary, Series};
 use pyward::report::Report;
 use pyward::{Executor, Job, JobFailure, Outcome};
 
-fn exec() -> Executor {
-    builder().preload_pandas(true).build().unwrap()
+/// No test here reads a pool's stats or a worker's fate: they share a pool.
+fn exec() -> Arc<Executor> {
+    shared_pool(true, Gate::Default)
 }
 
 fn summary(outcome: &Outcome) -> &FigureSummary {
@@ -407,7 +410,7 @@ fn layouts_are_described_as_the_code_built_them() {
 /// The demo's scan figure: an image with a colorbar beside it and a profile line.
 #[test]
 fn the_demo_figure_is_described_as_built() {
-    let exec = builder().preload_pandas(true).build().unwrap();
+    let exec = exec();
     let code = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/plot_scan.py"),
     )

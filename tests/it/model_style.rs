@@ -13,14 +13,15 @@
 //!   and reads of host paths, traversal, a symlinked input, `io.FileIO`/`io.open` and
 //!   host probes through `os.path` reveal nothing: gate on and gate off.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
 
 use crate::common;
 
-use common::builder;
+use common::{builder, shared_fresh_pool, Gate};
 use pyward::gate::Policy;
 use pyward::{Executor, Job, JobFailure, Obtained, Outcome, RetireReason};
 
@@ -60,6 +61,29 @@ fn executor(policy: Policy) -> Executor {
         .policy(policy)
         .build()
         .expect("pool starts")
+}
+
+/// Every script of `corpus` through `exec` with the corpus' inputs, two at a time (the
+/// pool has two workers): the outcomes in the corpus' order.
+fn run_side_by_side(
+    exec: &Executor,
+    corpus: &[(String, String, Option<BTreeSet<String>>)],
+) -> Vec<Outcome> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes = std::sync::Mutex::new(BTreeMap::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((_, code, _)) = corpus.get(i) else {
+                    break;
+                };
+                let o = exec.run(Job::new(code.as_str()).src_dir(inputs())).unwrap();
+                outcomes.lock().unwrap().insert(i, o);
+            });
+        }
+    });
+    outcomes.into_inner().unwrap().into_values().collect()
 }
 
 /// Plain Python, one process that forks a child per script
@@ -191,11 +215,12 @@ fn the_corpus_runs_unmodified_as_plain_python_does() {
         })
     };
     let exec = executor(Policy::figures());
+    let outcomes = run_side_by_side(&exec, &corpus);
     let mut problems = Vec::new();
     let mut compared = 0;
-    for ((name, code, expected), (plain_ok, plain_files)) in corpus.iter().zip(&baselines) {
-        let job = Job::new(code.as_str()).src_dir(inputs());
-        let o = exec.run(job).unwrap();
+    for (((name, code, expected), (plain_ok, plain_files)), o) in
+        corpus.iter().zip(&baselines).zip(outcomes)
+    {
         let plain_names: BTreeSet<String> = plain_files.iter().map(|(n, _)| n.clone()).collect();
         match expected {
             Some(expected) => {
@@ -284,24 +309,17 @@ fn the_corpus_runs_unmodified_as_plain_python_does() {
     assert!(compared >= 60, "{compared} PNGs compared");
 }
 
-/// A pool on each side of the gate, warmed once per test. Every job runs in a process
-/// of its own, forked from the warm template (jobs without a tenant, tenants not
-/// shared): what one attack does to its process never decides what the next one sees.
-struct Sides([(&'static str, Executor); 2]);
+/// A pool on each side of the gate, shared by the tests of this binary. Every job runs
+/// in a process of its own, forked from the warm template (jobs without a tenant,
+/// tenants not shared): what one attack does to its process never decides what the
+/// next one sees.
+struct Sides([(&'static str, Arc<Executor>); 2]);
 
 impl Sides {
     fn new() -> Sides {
-        let exec = |policy| {
-            builder()
-                .preload_pandas(true)
-                .reuse_across_tenants(false)
-                .policy(policy)
-                .build()
-                .unwrap()
-        };
         Sides([
-            ("gate on", exec(Policy::figures())),
-            ("gate off", exec(Policy::gate_disabled_for_testing())),
+            ("gate on", shared_fresh_pool(Gate::Figures)),
+            ("gate off", shared_fresh_pool(Gate::Off)),
         ])
     }
 
