@@ -14,7 +14,7 @@ use pyward::{gate, Artifact, Executor, Isolation, Job};
 
 use crate::exit::{exit_code, EXIT_INFRA, EXIT_USAGE};
 use crate::service::{self, Door, Observer, Service};
-use crate::stdout::say;
+use crate::stdout::{say, tell};
 
 /// Reads a job's code from a file, or from stdin for `-`.
 pub fn read_source(path: &Path) -> std::io::Result<Vec<u8>> {
@@ -30,7 +30,7 @@ pub fn read_source(path: &Path) -> std::io::Result<Vec<u8>> {
 pub fn print_json(report: &Report) {
     match serde_json::to_string(report) {
         Ok(line) => say!("{line}"),
-        Err(e) => eprintln!("pyward: cannot serialise the report: {e}"),
+        Err(e) => tell!("pyward: cannot serialise the report: {e}"),
     }
 }
 
@@ -95,12 +95,12 @@ pub fn run(
         expectations,
     } = options;
     if !(timeout > 0.0 && timeout.is_finite()) {
-        eprintln!("pyward: --timeout must be a positive number of seconds");
+        tell!("pyward: --timeout must be a positive number of seconds");
         return EXIT_USAGE;
     }
     if let Some(dir) = &src {
         if !dir.is_dir() {
-            eprintln!("pyward: --src {} is not a directory", dir.display());
+            tell!("pyward: --src {} is not a directory", dir.display());
             return EXIT_USAGE;
         }
     }
@@ -130,7 +130,7 @@ pub fn run(
             Ok(code) => code,
             Err(e) => {
                 if !as_json {
-                    eprintln!("pyward: cannot read {}: {e}", file.display());
+                    tell!("pyward: cannot read {}: {e}", file.display());
                     return EXIT_USAGE;
                 }
                 let error =
@@ -217,7 +217,7 @@ pub fn run(
             }
             Err(e) => {
                 if !as_json {
-                    eprintln!("pyward: cannot start the pool: {e}");
+                    tell!("pyward: cannot start the pool: {e}");
                     return EXIT_INFRA;
                 }
                 for (i, _) in jobs.drain(..) {
@@ -298,7 +298,7 @@ struct Stderr;
 
 impl Observer for Stderr {
     fn record_failed(&self, message: &str) {
-        eprintln!("pyward: {message}");
+        tell!("pyward: {message}");
     }
 }
 
@@ -392,7 +392,7 @@ fn finish(
                 .claim(if to_out { out_name } else { &artifact.name }, file);
             let written_to = written_to.and_then(|d| d.write(&name, &artifact.bytes));
             if let Err(e) = written_to {
-                eprintln!("pyward: cannot write an artifact: {e}");
+                tell!("pyward: cannot write an artifact: {e}");
                 return EXIT_INFRA;
             }
             // Shown as the user wrote `--out` when it is that file.
@@ -439,7 +439,7 @@ fn finish(
             }
         }
         STATUS_INPUT_ERROR | STATUS_INFRASTRUCTURE_ERROR => {
-            eprintln!("{shown}: {}: {}", report.status, report.feedback);
+            tell!("{shown}: {}: {}", report.status, report.feedback);
         }
         status => say!("{shown}: {status}\n{}", report.feedback),
     }

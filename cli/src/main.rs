@@ -21,7 +21,7 @@ use pyward::report::Report;
 
 use batch::{print_json, read_source, RunOptions};
 use exit::{exit_code, EXIT_INFRA, EXIT_JOB_FAILED, EXIT_USAGE};
-use stdout::say;
+use stdout::{say, tell};
 
 #[derive(Parser)]
 #[command(
@@ -146,7 +146,7 @@ fn main() -> ExitCode {
             dangerously_skip_gate,
         } => {
             let policy = if dangerously_skip_gate {
-                eprintln!("pyward: WARNING: the static gate is OFF (--dangerously-skip-gate)");
+                tell!("pyward: WARNING: the static gate is OFF (--dangerously-skip-gate)");
                 gate::Policy::gate_disabled_for_testing()
             } else {
                 gate::Policy::figures()
@@ -154,7 +154,7 @@ fn main() -> ExitCode {
             let expectations = match batch::expectations(checks.as_deref(), &expect) {
                 Ok(e) => e,
                 Err(why) => {
-                    eprintln!("pyward: {why}");
+                    tell!("pyward: {why}");
                     return ExitCode::from(EXIT_USAGE);
                 }
             };
@@ -183,7 +183,7 @@ fn check(file: &Path, as_json: bool) -> u8 {
     let source = match read_source(file) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("pyward: cannot read {}: {e}", file.display());
+            tell!("pyward: cannot read {}: {e}", file.display());
             return EXIT_USAGE;
         }
     };

@@ -8,7 +8,7 @@ use pyward::record;
 
 use crate::exit::{EXIT_INFRA, EXIT_JOB_FAILED, EXIT_USAGE};
 use crate::service::{self, Door, Service};
-use crate::stdout::say;
+use crate::stdout::{say, tell};
 
 pub fn replay(run_dir: &Path) -> u8 {
     // Each attempt runs through the job service, as a replay: not recorded again.
@@ -23,7 +23,7 @@ pub fn replay(run_dir: &Path) -> u8 {
     let replay = match replayed {
         Ok(r) => r,
         Err(record::ReplayRunError::Refused(record::ReplayError::Record(e))) => {
-            eprintln!("pyward: {}: {e}", run_dir.display());
+            tell!("pyward: {}: {e}", run_dir.display());
             return EXIT_USAGE;
         }
         Err(record::ReplayRunError::Refused(e)) => {
@@ -31,7 +31,7 @@ pub fn replay(run_dir: &Path) -> u8 {
             return EXIT_JOB_FAILED;
         }
         Err(e) => {
-            eprintln!("pyward: {e}");
+            tell!("pyward: {e}");
             return EXIT_INFRA;
         }
     };
@@ -78,7 +78,7 @@ pub fn list_runs(dir: &Path) -> u8 {
     let entries = match record::run_dirs(dir) {
         Ok(runs) => runs,
         Err(e) => {
-            eprintln!("pyward: {}: {e}", dir.display());
+            tell!("pyward: {}: {e}", dir.display());
             return EXIT_USAGE;
         }
     };

@@ -386,3 +386,42 @@ fn scripts_of_one_run_that_save_under_one_name_each_keep_their_file() {
         ]
     );
 }
+
+#[test]
+fn escape_sequences_a_job_prints_are_shown_and_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    // Harmless if obeyed: clear the screen, write "echo hi" to the clipboard (OSC 52),
+    // retitle the window, overwrite the line. In stdout, stderr and a figure's title of
+    // a job that succeeds; in the message of one that raises. (The gate's quotes of a
+    // line show it escaped already; a text file that holds control characters is
+    // invalid output, and a workbook cannot hold them.)
+    let esc = "\\x1b[2J\\x1b]52;c;ZWNobyBoaQ==\\x07\\x1b]0;pwned\\x07\\rFAKE";
+    let ok = write(
+        dir.path(),
+        "ok.py",
+        &format!(
+            "import warnings\nprint('{esc}')\nwarnings.warn('{esc}')\n\
+             plt.plot([1, 2]); plt.title('{esc}'); plt.savefig('f.png')\n"
+        ),
+    );
+    let raises = write(dir.path(), "raises.py", &format!("raise ValueError('{esc}')\n"));
+    let out = dir.path().join("out");
+    let run = |script: &Path| {
+        pyward()
+            .args(["run", "--out"])
+            .arg(format!("{}/", out.display()))
+            .arg(script)
+            .output()
+            .unwrap()
+    };
+    let runs = [run(&ok), run(&raises)];
+    for run in runs {
+        let shown = [run.stdout, run.stderr].concat();
+        let text = String::from_utf8_lossy(&shown);
+        assert!(
+            !shown.iter().any(|b| matches!(b, 0x1b | 0x07 | b'\r')),
+            "a control character reached the terminal: {text:?}"
+        );
+        assert!(text.contains("\\x1b]52;c;ZWNobyBoaQ==\\x07"), "{text}");
+    }
+}
