@@ -404,7 +404,11 @@ fn escape_sequences_a_job_prints_are_shown_and_never_reach_the_terminal() {
              plt.plot([1, 2]); plt.title('{esc}'); plt.savefig('f.png')\n"
         ),
     );
-    let raises = write(dir.path(), "raises.py", &format!("raise ValueError('{esc}')\n"));
+    let raises = write(
+        dir.path(),
+        "raises.py",
+        &format!("raise ValueError('{esc}')\n"),
+    );
     let out = dir.path().join("out");
     let run = |script: &Path| {
         pyward()
