@@ -14,7 +14,7 @@ use pyward::{gate, Artifact, Executor, Isolation, Job};
 
 use crate::exit::{exit_code, EXIT_INFRA, EXIT_USAGE};
 use crate::service::{self, Door, Observer, Service};
-use crate::stdout::{say, tell};
+use crate::terminal::{say, tell};
 
 /// Reads a job's code from a file, or from stdin for `-`.
 pub fn read_source(path: &Path) -> std::io::Result<Vec<u8>> {

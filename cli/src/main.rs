@@ -8,7 +8,7 @@ mod mcp;
 mod runs;
 mod serve;
 mod service;
-mod stdout;
+mod terminal;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,7 +21,7 @@ use pyward::report::Report;
 
 use batch::{print_json, read_source, RunOptions};
 use exit::{exit_code, EXIT_INFRA, EXIT_JOB_FAILED, EXIT_USAGE};
-use stdout::{say, tell};
+use terminal::{say, tell};
 
 #[derive(Parser)]
 #[command(

@@ -8,7 +8,7 @@ use pyward::record;
 
 use crate::exit::{EXIT_INFRA, EXIT_JOB_FAILED, EXIT_USAGE};
 use crate::service::{self, Door, Service};
-use crate::stdout::{say, tell};
+use crate::terminal::{say, tell};
 
 pub fn replay(run_dir: &Path) -> u8 {
     // Each attempt runs through the job service, as a replay: not recorded again.

@@ -392,16 +392,18 @@ fn escape_sequences_a_job_prints_are_shown_and_never_reach_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
     // Harmless if obeyed: clear the screen, write "echo hi" to the clipboard (OSC 52),
     // retitle the window, overwrite the line. In stdout, stderr and a figure's title of
-    // a job that succeeds; in the message of one that raises. (The gate's quotes of a
-    // line show it escaped already; a text file that holds control characters is
-    // invalid output, and a workbook cannot hold them.)
+    // a job that succeeds; in the message of one that raises, from `pyward run` and
+    // `pyward bench`. (The gate's quotes of a line show it escaped already; a text file
+    // that holds control characters is invalid output, and a workbook cannot hold them;
+    // a bidirectional override in a table's cell is shown below.)
     let esc = "\\x1b[2J\\x1b]52;c;ZWNobyBoaQ==\\x07\\x1b]0;pwned\\x07\\rFAKE";
     let ok = write(
         dir.path(),
         "ok.py",
         &format!(
             "import warnings\nprint('{esc}')\nwarnings.warn('{esc}')\n\
-             plt.plot([1, 2]); plt.title('{esc}'); plt.savefig('f.png')\n"
+             plt.plot([1, 2]); plt.title('{esc}'); plt.savefig('f.png')\n\
+             pd.DataFrame({{'file': ['\\u202egnp.exe']}}).to_csv('t.csv', index=False)\n"
         ),
     );
     let raises = write(
@@ -418,9 +420,14 @@ fn escape_sequences_a_job_prints_are_shown_and_never_reach_the_terminal() {
             .output()
             .unwrap()
     };
-    let runs = [run(&ok), run(&raises)];
-    for run in runs {
-        let shown = [run.stdout, run.stderr].concat();
+    let bench = pyward()
+        .args(["bench", "--runs", "1", "--modes", "warm"])
+        .arg(&raises)
+        .output()
+        .unwrap();
+    let runs = [run(&ok), run(&raises), bench];
+    for run in &runs {
+        let shown = [run.stdout.as_slice(), &run.stderr].concat();
         let text = String::from_utf8_lossy(&shown);
         assert!(
             !shown.iter().any(|b| matches!(b, 0x1b | 0x07 | b'\r')),
@@ -428,4 +435,10 @@ fn escape_sequences_a_job_prints_are_shown_and_never_reach_the_terminal() {
         );
         assert!(text.contains("\\x1b]52;c;ZWNobyBoaQ==\\x07"), "{text}");
     }
+    // The table's cell, reversed on screen by a right-to-left override if obeyed.
+    let ok = String::from_utf8_lossy(&runs[0].stdout);
+    assert!(
+        ok.contains("\\u{202e}gnp.exe") && !ok.contains('\u{202e}'),
+        "{ok}"
+    );
 }

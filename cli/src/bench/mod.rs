@@ -31,6 +31,7 @@ use baseline::{Floor, Harness, Request};
 use stats::Summary;
 
 use crate::exit::{EXIT_INFRA, EXIT_JOB_FAILED, EXIT_USAGE};
+use crate::terminal::tell;
 
 /// The seed every mode gives numpy's and `random`'s generators.
 const SEED: u64 = 1;
@@ -211,14 +212,14 @@ pub fn bench(args: BenchArgs) -> u8 {
     let scripts = match read_scripts(&args.files) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("pyward bench: {e}");
+            tell!("pyward bench: {e}");
             return EXIT_USAGE;
         }
     };
     let mut runners = match start(&args, &scripts, &modes) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("pyward bench: {e}");
+            tell!("pyward bench: {e}");
             return EXIT_INFRA;
         }
     };
@@ -241,7 +242,7 @@ pub fn bench(args: BenchArgs) -> u8 {
     let report = output::BenchReport::new(&args, modes, runners.versions.clone(), rounds, results);
     if let Some(path) = &args.chart {
         if let Err(e) = output::chart(&runners.warm, &report, path) {
-            eprintln!("pyward bench: the chart: {e}");
+            tell!("pyward bench: the chart: {e}");
             return EXIT_INFRA;
         }
     }

@@ -10,6 +10,7 @@ use pyward::protocol::Versions;
 use pyward::{Executor, Job};
 
 use super::{BenchArgs, FileResult, Mode};
+use crate::terminal::say;
 
 /// Version of the JSON report's shape; grows when a field changes meaning or goes away.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -151,7 +152,8 @@ pub fn print_table(report: &BenchReport) {
         "{} of {} rounds, modes interleaved in a shuffled order each round; seed {}",
         s.rounds, s.runs, s.seed
     );
-    print!("{t}");
+    // Feedback and a failed run's stderr are the job's or plain Python's words.
+    say!("{}", t.trim_end_matches('\n'));
 }
 
 /// The file name of a path as given (the whole path when it has none).

@@ -15,20 +15,19 @@ use std::io::Write;
 
 /// Writes one line to stdout; a failed write (a closed pipe) is not an error.
 pub fn line(text: std::fmt::Arguments<'_>) {
-    let text = text.to_string();
-    let mut out = std::io::stdout().lock();
-    let _ = out
-        .write_all(printable(&text).as_bytes())
-        .and_then(|()| out.write_all(b"\n"));
+    write_line(&mut std::io::stdout().lock(), text);
 }
 
 /// Writes one line to stderr, as [`line`] does to stdout.
 pub fn error_line(text: std::fmt::Arguments<'_>) {
+    write_line(&mut std::io::stderr().lock(), text);
+}
+
+fn write_line(to: &mut impl Write, text: std::fmt::Arguments<'_>) {
     let text = text.to_string();
-    let mut err = std::io::stderr().lock();
-    let _ = err
+    let _ = to
         .write_all(printable(&text).as_bytes())
-        .and_then(|()| err.write_all(b"\n"));
+        .and_then(|()| to.write_all(b"\n"));
 }
 
 /// `text` with every character a terminal would obey rather than show written as an
@@ -68,10 +67,10 @@ fn obeyed(c: char) -> bool {
 /// `println!` that shows what it prints and never panics: see [`line`].
 macro_rules! say {
     () => {
-        $crate::stdout::line(format_args!(""))
+        $crate::terminal::line(format_args!(""))
     };
     ($($arg:tt)*) => {
-        $crate::stdout::line(format_args!($($arg)*))
+        $crate::terminal::line(format_args!($($arg)*))
     };
 }
 pub(crate) use say;
@@ -79,7 +78,7 @@ pub(crate) use say;
 /// `eprintln!` that shows what it prints: see [`error_line`].
 macro_rules! tell {
     ($($arg:tt)*) => {
-        $crate::stdout::error_line(format_args!($($arg)*))
+        $crate::terminal::error_line(format_args!($($arg)*))
     };
 }
 pub(crate) use tell;
