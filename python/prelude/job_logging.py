@@ -102,11 +102,16 @@ def _level(value):
     return int(value)
 
 
-def _logging_line():
-    """The line and function of the job's code that is logging."""
-    frame = sys._getframe(1)
+def _job_frame(frame):
+    """The innermost frame of the job's own code from `frame` out; None if none runs."""
     while frame is not None and frame.f_code.co_filename != '<job>':
         frame = frame.f_back
+    return frame
+
+
+def _logging_line():
+    """The line and function of the job's code that is logging."""
+    frame = _job_frame(sys._getframe(1))
     return (frame.f_lineno, frame.f_code.co_name) if frame is not None else (0, '<module>')
 
 
@@ -401,9 +406,42 @@ _REVIEWED_CLASSES.extend((f'logging.{name}', cls, dict(cls.__dict__)) for name, 
     ('NullHandler', _JobNullHandler), ('Logger', _JobLogger)))
 
 
+# --- warnings ------------------------------------------------------------------------------
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """`warnings.showwarning` in a worker: a warning is said where plain Python says it.
+    The job's own code is `__file__` (as in its tracebacks), its line quoted. A warning a
+    library raised from pyward's own frames (matplotlib's `warn_external` stops at the
+    first frame outside matplotlib: during a job's `savefig`, the prelude's) is said at
+    the job's line that was running, as plain Python says it at the script's `savefig`;
+    with no job frame running (a figure captured after the job's end), without a place."""
+    import warnings
+    place = (filename, lineno)
+    if filename == '<job>' or filename.startswith('pyward_'):
+        if filename == '<job>':
+            place = (_JOB_FILE, lineno)
+        else:
+            frame = _job_frame(sys._getframe(1))
+            place = (_JOB_FILE, frame.f_lineno) if frame is not None else None
+        if place is not None and line is None:
+            lines = (_JOB_CODE or '').splitlines()
+            line = lines[place[1] - 1] if 0 < place[1] <= len(lines) else ''
+    try:
+        if place is None:
+            text = f'{category.__name__}: {message}\n'
+        else:
+            text = warnings.formatwarning(message, category, place[0], place[1], line)
+        (file if file is not None else sys.stderr).write(text)
+    except OSError:
+        pass
+
+
 def _install_logging():
     """At warm-up: the members of the job's `logging` and `traceback` views that are
-    pyward's own (the level constants are the real module's numbers)."""
+    pyward's own (the level constants are the real module's numbers), and the worker's
+    `warnings.showwarning`."""
+    import warnings
+    warnings.showwarning = _show_warning
     for module, stand_ins in (('logging', _LOGGING_MEMBERS), ('traceback', _TRACEBACK)):
         for name in _RULES['module_members'].get(module, ()):
             if name in stand_ins:

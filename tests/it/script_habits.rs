@@ -165,6 +165,43 @@ fn logging_and_tracebacks_run_as_in_a_script_and_show_the_job_s_frames_only() {
     assert_eq!(json["stderr"], serde_json::json!(o.stderr), "{json}");
 }
 
+/// Warnings are said where plain Python says them: the job's own at its line of
+/// `__file__`, quoted; matplotlib's during a `savefig` (a glyph the font lacks) at the
+/// job's `savefig` line, not at pyward's frames; one from a figure drawn after the job's
+/// end without a place.
+#[test]
+fn warnings_are_said_at_the_job_s_line_as_in_a_script() {
+    let src = inputs();
+    let exec = shared_pool(true, Gate::Figures);
+    let code = "import warnings\nplt.plot([1, 2]); plt.title('\u{7f8e}')\n\
+                plt.savefig('a.png')\nwarnings.warn('check the units')\n";
+    let o = run(&exec, code, src.path());
+    expect_ok(&o);
+    let said = &o.stderr;
+    assert!(
+        said.contains("/mnt/data/job.py:3: UserWarning: Glyph 32654")
+            && said.contains("\n  plt.savefig('a.png')\n"),
+        "{said}"
+    );
+    assert!(
+        said.contains("/mnt/data/job.py:4: UserWarning: check the units\n  warnings.warn("),
+        "{said}"
+    );
+    assert!(
+        !said.contains("pyward_") && !said.contains("<job>"),
+        "{said}"
+    );
+
+    // A figure left open is drawn after the job's end: no line of the job was running.
+    let o = run(&exec, "plt.plot([1]); plt.xlabel('\u{5143}')\n", src.path());
+    expect_ok(&o);
+    assert!(
+        o.stderr.starts_with("UserWarning: Glyph 20803"),
+        "{}",
+        o.stderr
+    );
+}
+
 #[test]
 fn logging_state_and_its_classes_do_not_reach_the_next_job() {
     let src = inputs();
