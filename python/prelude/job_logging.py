@@ -18,6 +18,12 @@ import time
 _JOB_CODE = None  # while a job runs: its source, for the lines of its frames
 
 
+def _job_source_line(lineno, lines=None):
+    """Line `lineno` of the running job's source, stripped; '' when there is none."""
+    lines = (_JOB_CODE or '').splitlines() if lines is None else lines
+    return lines[lineno - 1].strip() if lineno and 0 < lineno <= len(lines) else ''
+
+
 def _job_frames(tb):
     """The job's own frames of a traceback, as `  File ..., line N, in f` lines."""
     import traceback
@@ -27,8 +33,9 @@ def _job_frames(tb):
         if frame.filename != '<job>':
             continue
         out.append(f'  File "{_JOB_FILE}", line {frame.lineno}, in {frame.name}\n')
-        if frame.lineno and 0 < frame.lineno <= len(lines):
-            out.append(f'    {lines[frame.lineno - 1].strip()}\n')
+        line = _job_source_line(frame.lineno, lines)
+        if line:
+            out.append(f'    {line}\n')
     return out
 
 
@@ -424,8 +431,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
             frame = _job_frame(sys._getframe(1))
             place = (_JOB_FILE, frame.f_lineno) if frame is not None else None
         if place is not None and line is None:
-            lines = (_JOB_CODE or '').splitlines()
-            line = lines[place[1] - 1] if 0 < place[1] <= len(lines) else ''
+            line = _job_source_line(place[1])
     try:
         if place is None:
             text = f'{category.__name__}: {message}\n'
