@@ -30,16 +30,35 @@ def _snapshot_rc():
     _SAVED_RC = copy.deepcopy(stored)
     _RC_MUTABLE = tuple(k for k, v in _SAVED_RC.items()
                         if not isinstance(v, (str, int, float, bool, type(None), tuple)))
+    prepare_next_reset()
 
 
-def _restore_rc():
-    """Puts every stored rcParams value back (~0.3 ms), bypassing the validators: the
-    snapshot was validated when warm-up set it, and a job may have replaced them."""
+def _fresh_rc():
+    """The values a restore installs: the snapshot's, with its own deep copies of the
+    values that can change in place (~0.15 ms, most of it the cycler's copy)."""
     import copy
-    import matplotlib
     values = dict(_SAVED_RC)
     for key in _RC_MUTABLE:
         values[key] = copy.deepcopy(_SAVED_RC[key])
+    return values
+
+
+def prepare_next_reset():
+    """Makes, while the worker waits for its next job (the worker calls this once the
+    reset's verdict is sent), the copies the next restore of rcParams installs: a copy
+    made now and held here, where no job reaches it, is as fresh then as one made then,
+    and the wait for the reset is shorter by its making."""
+    global _NEXT_RC
+    _NEXT_RC = _fresh_rc()
+
+
+def _restore_rc():
+    """Puts every stored rcParams value back, bypassing the validators: the snapshot was
+    validated when warm-up set it, and a job may have replaced them. Installs the copies
+    `prepare_next_reset` made (made here if it did not run)."""
+    global _NEXT_RC
+    import matplotlib
+    values, _NEXT_RC = (_NEXT_RC if _NEXT_RC is not None else _fresh_rc()), None
     dict.clear(matplotlib.rcParams)
     dict.update(matplotlib.rcParams, values)
 

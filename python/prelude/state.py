@@ -32,6 +32,7 @@ _INJECTED = None      # names injected into every job's globals
 _INJECTED_ON_USE = {}  # injected names warm-up did not import: name -> (module, member)
 _SAVED_RC = None      # rcParams' stored values right after warm-up (deep copies)
 _RC_MUTABLE = ()      # keys of _SAVED_RC whose values can change in place
+_NEXT_RC = None       # the values the next restore installs, fresh copies made between jobs
 _SAVED_WARNINGS = None
 _FIGURES = None       # name -> bytes (or a raw image) while a job renders to memory, else None
 _MEMORY_FORMATS = None  # formats rendered to memory: None for all (figures_in_memory)

@@ -425,7 +425,17 @@ fn changed(entries: &Bound<'_, PyList>, versions: Option<&Bound<'_, PyByteArray>
             ),
             None => (std::ptr::null_mut(), 0),
         };
-        for i in 0..ffi::PyList_GET_SIZE(list) {
+        let n = ffi::PyList_GET_SIZE(list);
+        for i in 0..n {
+            if i + 3 * AHEAD < n {
+                prefetch(ffi::PyList_GET_ITEM(list, i + 3 * AHEAD));
+            }
+            if i + 2 * AHEAD < n {
+                prefetch_parts(ffi::PyList_GET_ITEM(list, i + 2 * AHEAD));
+            }
+            if i + AHEAD < n {
+                prefetch_contents(ffi::PyList_GET_ITEM(list, i + AHEAD));
+            }
             let entry = ffi::PyList_GET_ITEM(list, i);
             let index = i as usize;
             let tag_at = (index < tag_count && !tags.is_null()).then(|| tags.add(index * 8));
@@ -445,6 +455,65 @@ fn changed(entries: &Bound<'_, PyList>, versions: Option<&Bound<'_, PyByteArray>
         }
     }
     out
+}
+
+/// How many entries ahead `changed` asks for the memory of each of its three steps
+/// (the entry, then its container and snapshot, then what those point to).
+const AHEAD: ffi::Py_ssize_t = 12;
+
+/// Asks the CPU to start loading the cache line at `ptr`, so that a later read finds it
+/// there. After a job, the guard's ~20,000 containers are cold in the caches, and
+/// reading each waits on a chain of dependent loads (entry, container, items); issuing
+/// the loads of the entries ahead overlaps those waits (measured after a job, medians
+/// of one interleaved run: the scan of the containers 0.86 -> 0.58 ms, of the classes
+/// ~0.19 -> ~0.10 ms). Only a hint: it reads nothing and cannot fault.
+#[inline(always)]
+fn prefetch<T>(ptr: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: PREFETCHT0 only hints the cache; an invalid address is ignored, never read.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ptr.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ptr;
+}
+
+/// The second step ahead: one entry's container and snapshot (the entry itself was
+/// asked for a step before).
+///
+/// # Safety
+/// The GIL must be held and `entry` must be a live object.
+unsafe fn prefetch_parts(entry: *mut ffi::PyObject) {
+    // SAFETY: the caller's contract; `entry_object` checks the entry's shape.
+    unsafe {
+        if let Some(container) = entry_object(entry) {
+            prefetch(container);
+            prefetch(ffi::PyTuple_GET_ITEM(entry, 2));
+        }
+    }
+}
+
+/// The third step ahead: a class's namespace dict, a list's item array, and the
+/// snapshot's fingerprint.
+///
+/// # Safety
+/// The GIL must be held and `entry` must be a live object.
+unsafe fn prefetch_contents(entry: *mut ffi::PyObject) {
+    // SAFETY: the caller's contract; every object's shape is checked before it is read.
+    unsafe {
+        let Some(container) = entry_object(entry) else {
+            return;
+        };
+        if ffi::PyType_Check(container) != 0 {
+            prefetch((*container.cast::<ffi::PyTypeObject>()).tp_dict);
+        } else if ffi::PyList_Check(container) != 0 {
+            prefetch((*container.cast::<ffi::PyListObject>()).ob_item);
+        }
+        let snap = ffi::PyTuple_GET_ITEM(entry, 2);
+        if ffi::PyTuple_Check(snap) != 0 && ffi::PyTuple_GET_SIZE(snap) == 2 {
+            prefetch(ffi::PyTuple_GET_ITEM(snap, 1));
+        }
+    }
 }
 
 /// The object of one guard entry (its second item), if the entry has the guard's shape.

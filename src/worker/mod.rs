@@ -363,6 +363,7 @@ fn serve(
                     let reset = reset_after_job(&prelude, nonce, &writable, birth);
                     protocol::send(output, &WorkerMsg::Reset(reset))?;
                     output.flush()?;
+                    prepare_next_reset(&prelude);
                     return_freed_memory();
                 }
             }
@@ -372,6 +373,15 @@ fn serve(
             }
         }
     }
+}
+
+/// Work for the next reset done while this worker waits for its next job, after the
+/// verdict of this one is out (off the next job's wait): the prelude's fresh copies of
+/// what the reset installs. A failure here only means the next reset makes them itself.
+fn prepare_next_reset(prelude: &Py<PyModule>) {
+    Python::attach(|py| {
+        let _ = prelude.bind(py).call_method0("prepare_next_reset");
+    });
 }
 
 /// Hands the heap pages the job freed back to the kernel, after its answer has gone
