@@ -298,6 +298,31 @@ pub(crate) fn close_stray(fd: RawFd) {
     unsafe { libc::close(fd) };
 }
 
+/// The descriptors open in this process below `below`, found by one poll(2) with no
+/// events and no wait, which marks each number that is not open `POLLNVAL`: one system
+/// call instead of one per number (the reset counts up to the descriptor limit after
+/// every job). `below` must not exceed `RLIMIT_NOFILE`, as poll(2) refuses more.
+pub(crate) fn open_descriptors(below: RawFd) -> io::Result<Vec<RawFd>> {
+    let mut fds: Vec<libc::pollfd> = (0..below.max(0))
+        .map(|fd| libc::pollfd {
+            fd,
+            events: 0,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: poll(2) reads and writes `fds.len()` entries of a buffer we own; with no
+    // events asked and a zero timeout it waits for nothing and changes no descriptor.
+    let polled = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) };
+    if polled < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fds
+        .iter()
+        .filter(|p| p.revents & libc::POLLNVAL == 0)
+        .map(|p| p.fd)
+        .collect())
+}
+
 /// Which file an open descriptor of this process is (`st_dev`, `st_ino` of fstat(2)),
 /// whether it is a regular file opened read-only (not `O_PATH`). `EBADF` when `fd` is
 /// not open. Reads only; the descriptor is not touched.
@@ -748,4 +773,26 @@ pub(crate) fn private_mount_namespace() -> io::Result<()> {
             std::ptr::null(),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn open_descriptors_lists_an_open_number_and_not_a_closed_one() {
+        let file = std::fs::File::open("Cargo.toml").unwrap();
+        // A copy at a high number, which the other tests' files (lowest free numbers
+        // first) do not take or free while this runs.
+        // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor, owned by `copy` below.
+        let high = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 900) };
+        assert!(high >= 900, "{}", io::Error::last_os_error());
+        // SAFETY: `high` was just made and is owned by nothing else.
+        let copy = unsafe { OwnedFd::from_raw_fd(high) };
+        let open = open_descriptors(high + 1).unwrap();
+        assert!(open.contains(&high) && open.contains(&file.as_raw_fd()));
+        drop(copy);
+        assert!(!open_descriptors(high + 1).unwrap().contains(&high));
+    }
 }

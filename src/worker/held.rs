@@ -93,7 +93,9 @@ impl Birth {
     /// (font files, every other descriptor) open below the counted limit.
     fn count(&self) -> (usize, usize) {
         let (mut fonts, mut others) = (0, 0);
-        for fd in 0..self.below {
+        let open =
+            crate::sys::open_descriptors(self.below).unwrap_or_else(|_| (0..self.below).collect());
+        for fd in open {
             match crate::sys::descriptor_file(fd) {
                 Ok((dev, ino, true)) if self.fonts.contains(&(dev, ino)) => fonts += 1,
                 Ok(_) => others += 1,
