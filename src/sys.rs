@@ -778,7 +778,6 @@ pub(crate) fn private_mount_namespace() -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::AsRawFd;
 
     #[test]
     fn open_descriptors_lists_an_open_number_and_not_a_closed_one() {

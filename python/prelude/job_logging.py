@@ -423,15 +423,15 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     the job's line that was running, as plain Python says it at the script's `savefig`;
     with no job frame running (a figure captured after the job's end), without a place."""
     import warnings
-    place = (filename, lineno)
-    if filename == '<job>' or filename.startswith('pyward_'):
-        if filename == '<job>':
-            place = (_JOB_FILE, lineno)
-        else:
-            frame = _job_frame(sys._getframe(1))
-            place = (_JOB_FILE, frame.f_lineno) if frame is not None else None
-        if place is not None and line is None:
-            line = _job_source_line(place[1])
+    place, job_line = (filename, lineno), None
+    if filename == '<job>':
+        place, job_line = (_JOB_FILE, lineno), lineno
+    elif filename.startswith('pyward_'):
+        frame = _job_frame(sys._getframe(1))
+        job_line = frame.f_lineno if frame is not None else None
+        place = (_JOB_FILE, job_line) if job_line is not None else None
+    if job_line is not None and line is None:
+        line = _job_source_line(job_line)
     try:
         if place is None:
             text = f'{category.__name__}: {message}\n'
