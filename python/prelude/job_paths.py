@@ -85,6 +85,60 @@ def display(*objects, **options):
         print(obj)
 
 
+# `from IPython.display import display, Markdown, HTML, Image` as notebook code writes it
+# (IPython is not installed): what a notebook would render comes back as text, so that
+# `display(Markdown(f"**Total:** {t}"))` prints its line. Plain functions returning plain
+# strings: a job gets no class of pyward's to change.
+
+def _markdown(data=None, url=None, filename=None, metadata=None):
+    """`IPython.display.Markdown(text)`: the text itself (printed by `display`)."""
+    return _display_text('Markdown', data, url, filename)
+
+
+def _html(data=None, url=None, filename=None, metadata=None):
+    """`IPython.display.HTML(text)`: the text itself (printed by `display`)."""
+    return _display_text('HTML', data, url, filename)
+
+
+def _display_text(kind, data, url, filename):
+    if url is not None or filename is not None:
+        raise TypeError(f"{kind}(url=..., filename=...) is not available here; pass the text itself")
+    return '' if data is None else str(data)
+
+
+def _image(data=None, url=None, filename=None, format=None, embed=None, width=None,
+           height=None, **options):
+    """`IPython.display.Image(filename='chart.png')`: the image's name, as `display`
+    prints it. Nothing is read: the image is already the job's file or bytes."""
+    if filename is None and isinstance(data, str):
+        filename = data
+    name = filename if isinstance(filename, str) else url if isinstance(url, str) else 'bytes'
+    return f"[image: {name}]"
+
+
+def _clear_output(wait=False):
+    """`IPython.display.clear_output()`: nothing to clear in a job's stdout."""
+
+
+def _install_ipython_display():
+    """At warm-up: the modules `from IPython.display import display` finds, views of
+    pyward's stand-ins (src/gate/policy/module_members.rs). Only the job's import finds
+    them (`_OWN_MODULES`): libraries take an `IPython` in `sys.modules` for a notebook
+    (pyplot asks it for its shell). They are kept in `sys.modules` under private names,
+    where the state guard watches them (`STATE_MODULES`)."""
+    top = types.ModuleType('IPython', "Notebook display helpers, as pyward offers them.")
+    shown = types.ModuleType('IPython.display', "Notebook display helpers, as pyward offers them.")
+    members = {'display': display, 'Markdown': _markdown, 'HTML': _html, 'Image': _image,
+               'clear_output': _clear_output}
+    for name, function in members.items():
+        setattr(shown, name, function)
+        _MEMBER_WRAPPERS[('IPython.display', name)] = function
+    top.display = shown
+    _OWN_MODULES.update({'IPython': top, 'IPython.display': shown})
+    sys.modules['_pyward_ipython'] = top
+    sys.modules['_pyward_ipython_display'] = shown
+
+
 # --- sys for jobs -----------------------------------------------------------------------
 #
 # `import sys` gives a view of a few members (src/gate/policy/modules.rs): `sys.exit` ends
@@ -282,6 +336,7 @@ del _f, _n
 # posixpath's functions that only compute on their arguments (no file system call).
 _PURE_PATH_FUNCTIONS = ('join', 'basename', 'dirname', 'splitext', 'split', 'normpath', 'isabs')
 _STAND_INS = {}  # dotted name -> the view an import of it gives (`os.path`)
+_OWN_MODULES = {}  # dotted name -> a module of pyward's own no library sees (`IPython`)
 
 
 def _install_os_path():

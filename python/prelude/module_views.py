@@ -291,6 +291,10 @@ def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
             raise ImportError("'from ... import *' is not allowed in this sandbox")
         if not _module_allowed(f"{text}.{item}"):
             _refuse_import(f"{text}.{item}", member=True)
+    # `import IPython.display` gives the top module, as an import statement does.
+    own = _OWN_MODULES.get(text if names else text.partition('.')[0])
+    if own is not None:
+        return _proxy(own)
     module = _REAL_IMPORT(text, None, None, names, 0)
     # `from os.path import join`: the import system hands back `posixpath`, whose
     # view is the reviewed `os.path` one.

@@ -113,6 +113,8 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     _install_open()
     if 'ace_tools' in _RULES['allowed_modules']:
         _install_ace_tools()
+    if 'IPython' in _RULES['allowed_modules']:
+        _install_ipython_display()
     if preload_pandas and 'openpyxl' in _RULES['allowed_modules']:
         if one_shot:
             # Its job imports the rest when it uses it (openpyxl's saving is set up when

@@ -138,6 +138,8 @@ STATE_MODULES = (
     'locale',            # _override_localeconv; the C locale itself is CUSTOM
     '_strptime',         # time.strptime / datetime.strptime caches (hold format strings)
     '_collections_abc',  # collections.abc's classes live here
+    '_pyward_ipython',   # the job's IPython and IPython.display (python/prelude/job_paths.py)
+    '_pyward_ipython_display',
 )
 
 # Containers not guarded, each with the reason. Matched on the first label the sweep

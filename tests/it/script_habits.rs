@@ -730,6 +730,40 @@ fn notebook_magics_are_comments_and_errors_keep_their_lines() {
     assert_eq!(python_error(&o).line, Some(3), "{:?}", o.result);
 }
 
+/// `from IPython.display import display, Markdown, ...` as notebook code writes it:
+/// pyward's stand-ins print what a notebook would show. With the gate off, nothing of
+/// IPython beyond them is there, and their module is no one's to change.
+#[test]
+fn notebook_display_helpers_print_what_a_notebook_shows() {
+    let src = inputs();
+    let exec = shared_pool(true, Gate::Figures);
+    let code = "from IPython.display import display, Markdown, HTML, Image, clear_output\n\
+                import IPython.display as ipd\nfrom IPython import display as disp\n\
+                import pandas as pd\ndf = pd.read_csv('sales.csv')\n\
+                display(Markdown(f'**Units:** {df.units.sum()}'))\ndisplay(df.tail(1))\n\
+                ipd.display(HTML('<b>done</b>'), Image(filename='chart.png'))\n\
+                clear_output(wait=True)\ndisp.display(len(df))\n\
+                open('a.txt', 'w').write('1')\n";
+    let o = run(&exec, code, src.path());
+    expect_ok(&o);
+    assert_eq!(
+        o.stdout,
+        "**Units:** 8\n  region  units\n1  south      5\n<b>done</b>\n[image: chart.png]\n2\n"
+    );
+    refused_gate_on_and_off(
+        src.path(),
+        &[
+            ("from IPython import get_ipython", "get_ipython"),
+            ("import IPython.core.getipython", "IPython.core"),
+            ("import IPython\nIPython.version_info", "version_info"),
+            (
+                "import IPython.display as d\nd.display = print",
+                "read-only",
+            ),
+        ],
+    );
+}
+
 #[test]
 fn a_missing_package_s_fallback_runs_and_raise_system_exit_ends_the_job() {
     let src = inputs();

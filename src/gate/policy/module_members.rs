@@ -17,6 +17,10 @@ const ARGPARSE_STAND_IN: &str = "argparse's parser reading the job's command lin
 const TRACEBACK_STAND_IN: &str =
     "pyward's stand-in: the exception with the job's own frames, as its error report shows them";
 
+/// What each member of the job's `IPython.display` view is: pyward's stand-in
+/// (python/prelude/job_paths.py); IPython itself is not installed.
+const IPYTHON_STAND_IN: &str = "pyward's stand-in: what a notebook would show, printed to the job's stdout (Markdown and HTML as their text, an image as its name)";
+
 /// Modules denied as a whole but with reviewed members a job may use: the job gets a
 /// view of the module that holds these names only, never the module. `matplotlib.cbook`
 /// keeps file and subprocess helpers (`_get_data_path`, `open_file_cm`, `to_filehandle`,
@@ -677,6 +681,20 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
             ("xl_cell_to_rowcol", "pure string helper"),
             ("xl_range", "pure string helper"),
             ("xl_range_abs", "pure string helper"),
+        ],
+    ),
+    (
+        "IPython",
+        &[("display", "the view of IPython.display below")],
+    ),
+    (
+        "IPython.display",
+        &[
+            ("display", IPYTHON_STAND_IN),
+            ("Markdown", IPYTHON_STAND_IN),
+            ("HTML", IPYTHON_STAND_IN),
+            ("Image", IPYTHON_STAND_IN),
+            ("clear_output", IPYTHON_STAND_IN),
         ],
     ),
     (

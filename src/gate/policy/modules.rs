@@ -39,6 +39,7 @@
 //! | gc (members only: `collect`) | frees the job's unreachable objects now, as memory-minded scripts ask | `get_objects`, `get_referrers`, `get_referents` (every live object), `freeze`, `callbacks`, `disable` |
 //! | zoneinfo (members only: `ZoneInfo`, `ZoneInfoNotFoundError`) | time zones by IANA name, read from the tzdata package: the class pandas already hands out as a timestamp's `tz` | `reset_tzpath` (where zone files are read from), `available_timezones` (walks those folders), `TZPATH` |
 //! | locale (members only: `setlocale`, `getlocale`, `localeconv`, `format_string`, `currency`, `str`, `atof`, `atoi`, `delocalize`, `getpreferredencoding`, `getencoding`, `normalize`, `Error`, the `LC_*` categories, `CHAR_MAX`) | thousands separators and currency as scripts format them (`try: locale.setlocale(locale.LC_ALL, 'en_US.UTF-8') except locale.Error: ...`). The C locale it changes is process state the state guard restores after every job; a locale the sandbox cannot read is `locale.Error`; `setlocale` takes exact text without a `/` (the C library reads such a name as a folder of locale files) | `resetlocale`, `bindtextdomain`, `textdomain` and the rest of the module |
+//! | IPython (members only: `display.display`, `Markdown`, `HTML`, `Image`, `clear_output`) | notebook code's display helpers as pyward's own stand-ins (python/prelude/job_paths.py): each object printed, Markdown and HTML as their text, an image as its name | IPython itself (not installed): its shell, magics, kernels and every other name |
 //! | dateutil (members only) | month arithmetic (`dateutil.relativedelta.relativedelta`) and date parsing (`dateutil.parser.parse`, `isoparse`), pandas' own dependencies | `dateutil.tz` (reads the system's zone files), `rrule`, `easter`, the parser's module state |
 
 /// What to use instead of a module jobs cannot import: the models' usual reasons to
@@ -187,6 +188,9 @@ pub(super) const FIGURE_MODULES: &[&str] = &[
     "traceback",
     // pyward's own stand-in for the display helper of OpenAI's code interpreter.
     "ace_tools",
+    // Members only (see module_members.rs): pyward's own stand-in for the display
+    // helpers notebook code imports (`from IPython.display import display`).
+    "IPython",
     // Members only (see module_members.rs): workbooks and their styles.
     "openpyxl",
     // Members only (see module_members.rs): the workbook writer and its cell-name helpers.
