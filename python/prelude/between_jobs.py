@@ -30,7 +30,6 @@ def _snapshot_rc():
     _SAVED_RC = copy.deepcopy(stored)
     _RC_MUTABLE = tuple(k for k, v in _SAVED_RC.items()
                         if not isinstance(v, (str, int, float, bool, type(None), tuple)))
-    prepare_next_reset()
 
 
 def _fresh_rc():
@@ -45,20 +44,20 @@ def _fresh_rc():
 
 def prepare_next_reset():
     """Makes, while the worker waits for its next job (the worker calls this once the
-    reset's verdict is sent), the copies the next restore of rcParams installs: a copy
-    made now and held here, where no job reaches it, is as fresh then as one made then,
-    and the wait for the reset is shorter by its making."""
-    global _NEXT_RC
-    _NEXT_RC = _fresh_rc()
+    reset's verdict is sent), the copies the next restore of rcParams installs, and
+    returns them: the worker holds them in its own frame, where no job reaches them
+    (never in a global of this module, which a job's function reaches), and hands them to
+    the next `reset_after_job`. A copy made now is as fresh then as one made then, and
+    the wait for the reset is shorter by its making."""
+    return _fresh_rc()
 
 
-def _restore_rc():
+def _restore_rc(prepared=None):
     """Puts every stored rcParams value back, bypassing the validators: the snapshot was
     validated when warm-up set it, and a job may have replaced them. Installs the copies
-    `prepare_next_reset` made (made here if it did not run)."""
-    global _NEXT_RC
+    `prepare_next_reset` made (made here if there are none)."""
     import matplotlib
-    values, _NEXT_RC = (_NEXT_RC if _NEXT_RC is not None else _fresh_rc()), None
+    values = prepared if type(prepared) is dict else _fresh_rc()
     dict.clear(matplotlib.rcParams)
     dict.update(matplotlib.rcParams, values)
 
@@ -104,6 +103,7 @@ def _restore_cwd():
 
 
 # Run in this order after every job; the state guard's check follows (see reset_after_job).
+# (`_restore_rc` is given the copies `prepare_next_reset` made, if any.)
 _HOUSEKEEPING = [
     ('close figures', _close_figures),
     ('collect garbage', _collect_garbage),
@@ -114,13 +114,13 @@ _HOUSEKEEPING = [
 ]
 
 
-def _housekeeping():
+def _housekeeping(prepared_rc=None):
     """Runs every between-job step; returns the failures as text (empty: all clean).
     Never raises: anything a step raises, SystemExit included, is a failure to report."""
     failures = []
     for name, step in _HOUSEKEEPING:
         try:
-            step()
+            step(prepared_rc) if step is _restore_rc else step()
         except BaseException as exc:  # a job's leftovers may raise anything
             try:
                 failures.append(f'{name}: {type(exc).__name__}: {_truncate(str(exc), 200)}')
@@ -129,19 +129,20 @@ def _housekeeping():
     return failures
 
 
-def reset_after_job():
+def reset_after_job(prepared_rc=None, state_guard=None):
     """The between-job reset, run after the job's answer has gone out (the host encodes
     and checks the figures meanwhile) and before the host hands this worker another job:
     every housekeeping step, then the state guard's check. Anything the job's leftovers
     print now (a generator's `finally` run by the collection) is dropped: the job's
-    output has been sent. Never raises."""
+    output has been sent. `state_guard`: the guard's module, which the worker holds and
+    no job reaches (it is in no module's globals, nor in `sys.modules`). Never raises."""
     saved_streams = sys.stdout, sys.stderr
     sink = _CappedText(0)
     try:
         sys.stdout = sys.stderr = sink
-        leftovers = _housekeeping()
+        leftovers = _housekeeping(prepared_rc)
         try:
-            changes = _STATE_GUARD.check() if _STATE_GUARD is not None else []
+            changes = state_guard.check() if state_guard is not None else []
         except BaseException as exc:
             changes = [f'the state check failed: {type(exc).__name__}']
     finally:

@@ -174,7 +174,9 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
     (see _install_raw_png). The between-job reset is `reset_after_job`, which the worker
     runs once the answer has gone out."""
     global _FIGURES, _NOTES, _MEMORY_FORMATS, _RAW_PNG_LIMIT, _WRITES, _WRITES_MAX, _HOME_REAL
-    global _JOB_CODE
+    global _JOB_CODE, _PROXIES
+    # The views of the modules: warm-up's, none a job before made or planted.
+    _PROXIES = dict(_WARM_PROXIES)
     import numpy
     random.seed(seed)
     numpy.random.seed(seed % (1 << 32))
@@ -247,10 +249,14 @@ def run_job(code, seed, out_name, stdout_cap, figures_in_memory=False, arrays=No
         _clear_per_job()
     finally:
         sys.stdout, sys.stderr = saved_streams
+        # Every name bound for this job back to its warm object: the state guard finds
+        # the prelude as warm-up left it (python/state_guard/tables.py, OWN_MODULES).
         _FIGURES = _NOTES = _MEMORY_FORMATS = _WRITES = None
         _clear_per_job()
         _JOB_CODE = None
-        _RAW_PNG_LIMIT = 0
+        _RAW_PNG_LIMIT = _WRITES_MAX = 0
+        _HOME_REAL = None
+        _PROXIES = _WARM_PROXIES
     return {
         'details': _details_json(error, notes, files, _NOTES_LIMIT[0]),
         'exec_ms': exec_ms,

@@ -22,7 +22,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
             figures=None, text_metrics=None, library_guards=None):
     """Imports the scientific stack, renders one figure, freezes the warm state."""
     global _RULES, _SRC, _OUT, _TMP, _SRC_REAL, _OUT_REAL, _TMP_REAL, _JOB_BUILTINS, _INJECTED, _INJECTED_ON_USE, _SAVED_WARNINGS
-    global _CAPABILITY_IDS, _CAPABILITY_EXEMPT, _STATE_GUARD, _WARM_CONTEXT, _WARM_DECIMAL
+    global _CAPABILITY_IDS, _CAPABILITY_EXEMPT, _WARM_CONTEXT, _WARM_DECIMAL, _WARM_PROXIES
     global _DIAGNOSE, _FIGURES_MOD, _GUARDS
     _DIAGNOSE, _FIGURES_MOD = diagnose, figures
     _RULES = {
@@ -199,14 +199,18 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
         # guard's snapshot of sys.modules (src/worker/audit.rs: UNIMPORTABLE).
         _GUARDS.seal(rules.get('unimportable', ()), rules.get('unimportable_kept', ()))
 
-    if state_guard is not None:
-        state_guard.snapshot(_module_allowed, skip=[matplotlib.rcParams])
-        _STATE_GUARD = state_guard
     # Every job runs in a copy of this context: what it sets in a context variable
     # (numpy's error state and print options, a decimal context) dies with the copy.
     _WARM_CONTEXT = contextvars.copy_context()
     if 'decimal' in sys.modules:
         _WARM_DECIMAL = sys.modules['decimal'].getcontext().copy()
+    # Each job starts from the views warm-up made (run_job): those it makes die with it.
+    _WARM_PROXIES = dict(_PROXIES)
+    if state_guard is not None:
+        # Last: the prelude's own state is guarded too (state_guard/tables.py,
+        # OWN_MODULES). The guard itself is kept by the worker, never here: a job
+        # reaches this module's globals, and must not reach the template.
+        state_guard.snapshot(_module_allowed, skip=[matplotlib.rcParams])
 
     if not one_shot:
         # Nothing of the warm state is collected or written by a later collection:

@@ -348,7 +348,7 @@ def last_check():
 
 def registries():
     """The guarded state, for tests: labels of containers, classes, module namespaces
-    and C registries, the modules swept, the pandas options checked, and what was left
+    (pyward's own named apart too) and C registries, the modules swept, the pandas options checked, and what was left
     out with its reason."""
     pandas_options = []
     for label, _, _, saved in _CUSTOM:
@@ -358,6 +358,7 @@ def registries():
         'containers': [label for label, _, _ in _CONTAINERS],
         'classes': [label for label, _, _ in _CLASSES],
         'namespaces': [name for name, _, _ in _NAMESPACES],
+        'own_namespaces': [name for name, _, _ in _NAMESPACES if name in OWN_MODULES],
         'custom': [entry[0] for entry in _CUSTOM],
         'pandas_options': pandas_options,
         'excluded': dict(_EXCLUDED),

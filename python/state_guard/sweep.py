@@ -141,7 +141,8 @@ def reached_modules(allowed):
         if not isinstance(module, types.ModuleType) or id(module) in seen:
             continue
         top = name.partition('.')[0]
-        if top in tops or (top.startswith('_') and top[1:] in tops) or name in STATE_MODULES:
+        if top in tops or (top.startswith('_') and top[1:] in tops) or name in STATE_MODULES \
+                or name in OWN_MODULES:
             seen.add(id(module))
             found.append(name)
     return found

@@ -11,8 +11,9 @@ jobs, or a silently wrong figure. This module closes that by mechanism, not per 
 
 - At warm-up, `snapshot()` walks every module of the allowlisted packages in
   `sys.modules` (private ones included: `pandas._config.config`, `matplotlib._api`),
-  their C accelerators (`_decimal`, `_csv`, ...) and the few stdlib modules whose state
-  they use on a job's behalf (`STATE_MODULES`), and every class found in them. It
+  their C accelerators (`_decimal`, `_csv`, ...), the few stdlib modules whose state
+  they use on a job's behalf (`STATE_MODULES`) and pyward's own modules (`OWN_MODULES`:
+  a job reaches them through the functions it is given), and every class found in them. It
   records, *by identity* (never `==`: a job's objects may not be comparable, and
   comparing could run job code), the contents of
   - every mutable container (dict, list, set) held by a module or class attribute, one
@@ -141,6 +142,16 @@ STATE_MODULES = (
     '_pyward_ipython',   # the job's IPython and IPython.display (python/prelude/job_paths.py)
     '_pyward_ipython_display',
 )
+
+# pyward's own modules in the worker: a job reaches their objects (a function's
+# `__globals__`, with the gate off; a library's real `sys.modules`), and their state
+# decides what every later job gets (the rules, the views, the stand-ins). Swept as the
+# allowed modules are; what the prelude binds for one job it binds back to its warm
+# object when the job ends (python/prelude/one_job.py), so an ordinary job leaves them
+# as they were. The state guard's own module is not among them: the worker holds it,
+# out of every module's reach (src/worker/modules.rs, `unlist`).
+OWN_MODULES = ('_pyward_prelude', '_pyward_library_guards', '_pyward_render_once',
+               '_pyward_text_metrics', '_pyward_figures', '_pyward_diagnose')
 
 # Containers not guarded, each with the reason. Matched on the first label the sweep
 # gives a container (module attribute, then class attribute, then nested).

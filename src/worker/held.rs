@@ -61,12 +61,11 @@ impl Birth {
     /// Takes the numbers now; `scratch`: a directory on the worker's own scratch mount.
     /// The state guard's template becomes what the worker's set-up left since warm-up
     /// (`state_guard.rebase`): its environment, the imports closed after warm-up.
-    pub(super) fn now(prelude: &Py<PyModule>, scratch: Option<&Path>) -> PyResult<Birth> {
+    pub(super) fn now(guard: Option<&Py<PyModule>>, scratch: Option<&Path>) -> PyResult<Birth> {
         let font_paths = Python::attach(|py| {
-            let guard = prelude.bind(py).getattr("_STATE_GUARD")?;
-            if guard.is_none() {
+            let Some(guard) = guard.map(|g| g.bind(py)) else {
                 return Ok(Vec::new());
-            }
+            };
             guard.call_method0("rebase")?;
             guard.call_method0("font_files")?.extract::<Vec<String>>()
         })?;
@@ -108,11 +107,11 @@ impl Birth {
 
     /// What the worker holds beyond its birth after a reset, as state changes (empty:
     /// nothing). Drops matplotlib's cached fonts first when the count is above bounds.
-    pub(super) fn grown(&self, prelude: &Py<PyModule>) -> Vec<String> {
+    pub(super) fn grown(&self, guard: Option<&Py<PyModule>>) -> Vec<String> {
         let mut grown = Vec::new();
         let mut open = self.count();
         if open.0 > FONT_FILES || open.1 > self.others {
-            release_font_files(prelude);
+            release_font_files(guard);
             open = self.count();
         }
         let (fonts, others) = open;
@@ -157,12 +156,10 @@ fn scratch_used(dir: &Path) -> Option<(u64, u64)> {
 
 /// Drops the font objects matplotlib's caches keep (each holds its file open) and
 /// collects garbage, through the state guard; nothing when the worker has none.
-fn release_font_files(prelude: &Py<PyModule>) {
+fn release_font_files(guard: Option<&Py<PyModule>>) {
+    let Some(guard) = guard else { return };
     Python::attach(|py| {
-        let guard = prelude.bind(py).getattr("_STATE_GUARD")?;
-        if !guard.is_none() {
-            guard.call_method0("release_font_files")?;
-        }
+        guard.bind(py).call_method0("release_font_files")?;
         Ok::<(), PyErr>(())
     })
     .unwrap_or_else(|e| eprintln!("pyward-worker: releasing font files: {e}"));

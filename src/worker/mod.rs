@@ -204,7 +204,12 @@ fn serve(
             return init_failed(output, stage, message);
         }
     };
-    let (prelude, versions, shortcuts) = prelude;
+    let Warm {
+        prelude,
+        guard,
+        versions,
+        shortcuts,
+    } = prelude;
 
     let mut started = started;
     let init = if init.zygote {
@@ -217,9 +222,8 @@ fn serve(
         let released = Python::attach(|py| {
             let prelude = prelude.bind(py);
             prelude.call_method0("close_imports")?;
-            let guard = prelude.getattr("_STATE_GUARD")?;
-            if !guard.is_none() {
-                guard.call_method0("rebase")?;
+            if let Some(guard) = &guard {
+                guard.bind(py).call_method0("rebase")?;
             }
             prelude.call_method0("release_files").map(drop)
         })
@@ -324,7 +328,8 @@ fn serve(
     }
     let scratch = ready.sandbox.scratch;
     // What the worker holds now, before its first job: no reset may leave it more.
-    let birth = match held::Birth::now(&prelude, scratch.then_some(Path::new(&init.dirs.out))) {
+    let birth = match held::Birth::now(guard.as_ref(), scratch.then_some(Path::new(&init.dirs.out)))
+    {
         Ok(birth) => birth,
         Err(e) => {
             let message = format!("the state guard's template: {e}");
@@ -339,6 +344,9 @@ fn serve(
         Path::new(&init.dirs.tmp).to_path_buf(),
         Path::new(&init.dirs.home).to_path_buf(),
     ];
+    // The copies the next reset installs, made while the worker waited: held here, in
+    // this frame, where no job's code reaches them.
+    let mut prepared: Option<Py<PyAny>> = None;
     loop {
         match protocol::recv::<HostMsg>(input)? {
             Some(HostMsg::Run(run)) => {
@@ -360,10 +368,17 @@ fn serve(
                 // A single-job worker dies with its state and its scratch.
                 if !init.single_job {
                     let birth = (!init.no_state_guard).then_some(&birth);
-                    let reset = reset_after_job(&prelude, nonce, &writable, birth);
+                    let reset = reset_after_job(
+                        &prelude,
+                        guard.as_ref(),
+                        prepared.take(),
+                        nonce,
+                        &writable,
+                        birth,
+                    );
                     protocol::send(output, &WorkerMsg::Reset(reset))?;
                     output.flush()?;
-                    prepare_next_reset(&prelude);
+                    prepared = prepare_next_reset(&prelude);
                     return_freed_memory();
                 }
             }
@@ -377,11 +392,16 @@ fn serve(
 
 /// Work for the next reset done while this worker waits for its next job, after the
 /// verdict of this one is out (off the next job's wait): the prelude's fresh copies of
-/// what the reset installs. A failure here only means the next reset makes them itself.
-fn prepare_next_reset(prelude: &Py<PyModule>) {
+/// what the reset installs, returned to the caller to hold. A failure here only means
+/// the next reset makes them itself.
+fn prepare_next_reset(prelude: &Py<PyModule>) -> Option<Py<PyAny>> {
     Python::attach(|py| {
-        let _ = prelude.bind(py).call_method0("prepare_next_reset");
-    });
+        prelude
+            .bind(py)
+            .call_method0("prepare_next_reset")
+            .ok()
+            .map(Bound::unbind)
+    })
 }
 
 /// Hands the heap pages the job freed back to the kernel, after its answer has gone
@@ -402,7 +422,14 @@ fn init_failed(
     protocol::send(output, &WorkerMsg::InitFailed { stage, message })
 }
 
-type WarmUp = (Py<PyModule>, Versions, Shortcuts);
+/// What warm-up leaves: the prelude, the state guard's module (none when the worker
+/// has no guard), what was loaded, and the shortcuts.
+struct Warm {
+    prelude: Py<PyModule>,
+    guard: Option<Py<PyModule>>,
+    versions: Versions,
+    shortcuts: Shortcuts,
+}
 
 /// The warm shortcuts warm-up installed (render-once, frozen text metrics), and why
 /// one that was requested is off.
@@ -413,16 +440,20 @@ struct Shortcuts {
     text_metrics_off: Option<String>,
 }
 
-fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)> {
+fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<Warm, (InitStage, String)> {
     let describe = |stage: InitStage| move |e: PyErr| (stage, e.to_string());
     // The worker's Python modules, in the table's order (src/worker/modules.rs): the
     // prelude, then the ones its warm-up is given by keyword.
     let options = PyDict::new(py);
     let mut prelude = None;
+    let mut guard = None;
     for module in modules::MODULES {
         let loaded = module
             .load(py, init)
             .map_err(describe(InitStage::Interpreter))?;
+        if module.option == Some(modules::STATE_GUARD) {
+            guard = loaded.clone();
+        }
         match module.option {
             None => prelude = loaded,
             Some(keyword) => options
@@ -431,6 +462,11 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         }
     }
     let prelude = prelude.expect("the prelude is in the table and always loaded");
+    if let Some(guard) = &guard {
+        // The template lives in the guard's module: held by this worker alone, out of
+        // `sys.modules` (which a job's code reaches through a library's real `sys`).
+        modules::unlist(py, guard).map_err(describe(InitStage::Interpreter))?;
+    }
     let rules = PyDict::new(py);
     let set = |k: &str, v: &Vec<String>| rules.set_item(k, v.clone());
     set("allowed_modules", &init.rules.allowed_modules)
@@ -522,7 +558,12 @@ fn warm_up(py: Python<'_>, init: &InitMsg) -> Result<WarmUp, (InitStage, String)
         numpy: get("numpy"),
         matplotlib: get("matplotlib"),
     };
-    Ok((prelude.unbind(), versions, shortcuts))
+    Ok(Warm {
+        prelude: prelude.unbind(),
+        guard: guard.map(Bound::unbind),
+        versions,
+        shortcuts,
+    })
 }
 
 /// Figures the job rendered to memory: encoded files, and PNGs as pixels for the host.
@@ -559,15 +600,20 @@ fn raw_figures(list: &Bound<'_, PyAny>) -> PyResult<Vec<(String, RawPng, Vec<u8>
 /// check, then emptying what the job could write (the host never sees the scratch file
 /// system to empty it), so that nothing of this job reaches the next; last, whether the
 /// worker now holds more descriptors or scratch space than at its `birth` (see `held`;
-/// `None`: that check is off with the state guard, for tests).
+/// `None`: that check is off with the state guard, for tests). `guard`: the state
+/// guard's module; `prepared`: what `prepare_next_reset` made for this reset, if anything.
 fn reset_after_job(
     prelude: &Py<PyModule>,
+    guard: Option<&Py<PyModule>>,
+    prepared: Option<Py<PyAny>>,
     nonce: protocol::Nonce,
     writable: &[PathBuf],
     birth: Option<&held::Birth>,
 ) -> ResetMsg {
     let mut reset = Python::attach(|py| {
-        let r = prelude.bind(py).call_method0("reset_after_job")?;
+        let r = prelude
+            .bind(py)
+            .call_method1("reset_after_job", (prepared, guard))?;
         let list = |k: &str| -> PyResult<Vec<String>> { r.get_item(k)?.extract() };
         Ok::<_, PyErr>(ResetMsg {
             nonce,
@@ -587,7 +633,7 @@ fn reset_after_job(
         }
     }
     if let Some(birth) = birth {
-        reset.state_changes.extend(birth.grown(prelude));
+        reset.state_changes.extend(birth.grown(guard));
     }
     reset
 }

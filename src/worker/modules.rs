@@ -44,6 +44,18 @@ macro_rules! files {
     };
 }
 
+/// The warm-up option (and the role) of the state guard's module, which the worker
+/// keeps to itself (see `unlist`).
+pub(super) const STATE_GUARD: &str = "state_guard";
+
+/// Takes `module` out of `sys.modules`: what was loaded stays reachable only through
+/// the handles the worker holds. Run before warm-up, so the guard's snapshot of
+/// `sys.modules` never knew it.
+pub(super) fn unlist(py: Python<'_>, module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let modules = py.import("sys")?.getattr("modules")?;
+    modules.del_item(module.name()?)
+}
+
 /// The worker's Python modules, in load order: the prelude first (it owns warm-up and
 /// the job), then the modules warm-up is given.
 pub(super) const MODULES: &[Embedded] = &[
@@ -85,7 +97,7 @@ pub(super) const MODULES: &[Embedded] = &[
     // A worker that serves one job never checks process-wide state after it.
     Embedded {
         name: c"_pyward_state_guard",
-        option: Some("state_guard"),
+        option: Some(STATE_GUARD),
         wanted: |init| !(init.single_job || init.no_state_guard),
         then: Some(super::cpython::install_identities),
         files: files![

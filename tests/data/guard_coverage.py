@@ -1,9 +1,11 @@
 """What the allowlist reaches against what the state guard guards (tests/it/
 cross_job_state.rs runs this with the project's interpreter, the figure profile's runtime
 rules on stdin). Walks sys.modules after the prelude's warm-up on its own, not with the
-guard's sweep: every module of an allowed package, every class defined in one, every
-dict, list or set held by a module or class attribute (private ones included). Each must
-be guarded, or excluded by the guard with a reason. Prints JSON."""
+guard's sweep: every module of an allowed package (but those a job sees only as a view,
+VIEW_ONLY_MODULES) and of pyward's own (`_pyward_*` but the guard's), every
+class defined in one, every dict, list or set held by a module or class attribute
+(private ones included). Each must be guarded, or excluded by the guard with a reason.
+Prints JSON."""
 import importlib.util  # noqa: F401  (kept: what the sweep finds loaded stays the same)
 import json
 import os
@@ -32,9 +34,15 @@ except TypeError:  # a prelude without the library guards
 
 import matplotlib  # noqa: E402
 
-tops = set(rules['allowed_modules'])
+# The packages a job sees only through a view of pyward's own members are left out by
+# the guard with a reason each (VIEW_ONLY_MODULES); pyward's own modules are in.
+tops = set(rules['allowed_modules']) - set(guard.VIEW_ONLY_MODULES)
+own = {name: m for name, m in list(sys.modules.items())
+       if name.startswith('_pyward_') and name != '_pyward_state_guard'
+       and isinstance(m, types.ModuleType)}
 modules = {name: m for name, m in list(sys.modules.items())
            if isinstance(m, types.ModuleType) and name.partition('.')[0] in tops}
+modules.update(own)
 containers = {id(obj) for _, obj, _ in guard._CONTAINERS}
 classes = {id(cls) for _, cls, _ in guard._CLASSES}
 namespaces = {id(ns) for _, ns, _ in guard._NAMESPACES}

@@ -11,8 +11,9 @@
 //! inside later jobs (matplotlib's legend handler map) and keeps their data
 //! (`MaxNLocator.default_params`); descriptors and scratch space a job keeps past the
 //! reset (the worker is retired, the next job is not degraded); and the coverage of the
-//! guard itself: every registry the allowlist reaches is guarded or excluded with a
-//! reason (`tests/data/guard_coverage.py`).
+//! guard itself: every registry the allowlist and pyward's own modules reach is guarded
+//! or excluded with a reason (`tests/data/guard_coverage.py`), and what a job changes of
+//! pyward's own state with the gate off is back for the next job.
 
 use crate::common;
 
@@ -495,6 +496,63 @@ fn the_legend_handler_map_and_locator_defaults_do_not_carry_a_job_gate_off() {
         Policy::gate_disabled_for_testing(),
         "gate off",
     );
+}
+
+/// The guard's coverage, walked apart from its sweep (tests/data/guard_coverage.py):
+/// every container, class and namespace of the allowed packages and of pyward's own
+/// modules is guarded or excluded with a reason, the named registries among them.
+#[test]
+fn every_registry_the_allowlist_and_pyward_s_own_modules_reach_is_guarded() {
+    let report = common::sweep("guard_coverage.py");
+    assert_eq!(report["unguarded"], serde_json::json!([]), "{report}");
+    assert_eq!(report["missing_named"], serde_json::json!([]), "{report}");
+    assert!(report["modules"].as_u64().unwrap() > 1000, "{report}");
+    assert!(
+        report["guarded"]["own_namespaces"].as_u64().unwrap() >= 2,
+        "the prelude and the library guards: {report}"
+    );
+}
+
+/// Job A, gate off, reaches pyward's own modules in the worker (a function the job is
+/// given carries the prelude's globals; the prelude's real `sys` lists every module) and
+/// changes what decides later jobs: the rules, a view's stand-in, a name every job is
+/// given, the views warm-up made. It also looks for the state guard's template.
+const OWN_STATE_A: &str = r#"
+g = display.__globals__
+rules = g['_RULES']
+rules['allowed_modules'] = rules['allowed_modules'] | {'subprocess'}
+g['_MEMBER_WRAPPERS'][('IPython.display', 'Markdown')] = print
+g['_INJECTED']['display'] = len
+g['_WARM_PROXIES'].clear()
+g['_PROXIES'].clear()
+g['srcpath'] = len
+modules = g['sys'].modules
+print('REACHED', '_pyward_state_guard' in modules, '_STATE_GUARD' in g, '_NEXT_RC' in g)
+plt.plot([1, 2])
+"#;
+
+/// Job B, on A's worker: every change of A's is gone.
+const OWN_STATE_B: &str = r#"
+try:
+    import subprocess
+    print('PYWARD-A-LEAK subprocess', subprocess)
+except ImportError:
+    pass
+from IPython.display import Markdown
+print('markdown', Markdown('**b**'), display is len, np is np, type(np).__name__)
+plt.plot([1, 2])
+"#;
+
+#[test]
+fn pyward_s_own_state_a_job_reaches_with_the_gate_off_is_back_for_the_next_job() {
+    let exec = executor(Policy::gate_disabled_for_testing());
+    let a = run(&exec, OWN_STATE_A, "tenant-a");
+    // A reached the prelude's globals and its real `sys`, but never the guard's template.
+    assert_eq!(a.stdout, "REACHED False False False\n");
+    let b = run(&exec, OWN_STATE_B, "tenant-b");
+    assert_eq!(pid(&a), pid(&b), "B ran on A's worker");
+    assert_eq!(b.stdout, "markdown **b** False True _ModuleProxy\n");
+    assert!(!b.stdout.contains("PYWARD-A-LEAK"), "{}", b.stdout);
 }
 
 /// Job A writes a large file in tmp/ and keeps it, and a pile of other descriptors,
