@@ -219,6 +219,22 @@ def _check():
             _CLASSES[i] = (label, cls, (saved[0], _class_identities(cls)))
         else:
             problems.append(f'class {label} changed and could not be restored')
+    for label, obj, saved in _SLOTS:
+        for descriptor, value in saved:
+            now = slot_value(descriptor, obj)
+            if now is value:
+                continue
+            restored.append(f'{label}.{descriptor.__name__}')
+            graveyard.append((now,))
+            try:
+                if value is _MISSING:
+                    descriptor.__delete__(obj)
+                else:
+                    descriptor.__set__(obj, value)
+            except BaseException as exc:
+                problems.append(f'{label}.{descriptor.__name__} changed and could not be '
+                                f'restored ({type(exc).__name__})')
+            undone(f'{label}.{descriptor.__name__}', (value,))
     for i in _suspects('_NAMESPACES'):
         name, namespace, snap = _NAMESPACES[i]
         if _identities(namespace) == snap[1]:
@@ -282,6 +298,8 @@ def _verify():
               if _identities(_NAMESPACES[i][1]) != _NAMESPACES[i][2][1]]
     again += [f'{label} changed during the reset' for label, same, _, saved in _CUSTOM
               if not same(saved)]
+    again += [f'{label}.{d.__name__} changed during the reset' for label, obj, saved in _SLOTS
+              for d, value in saved if slot_value(d, obj) is not value]
     return again
 
 
@@ -359,6 +377,7 @@ def registries():
         'classes': [label for label, _, _ in _CLASSES],
         'namespaces': [name for name, _, _ in _NAMESPACES],
         'own_namespaces': [name for name, _, _ in _NAMESPACES if name in OWN_MODULES],
+        'own_slots': [label for label, _, _ in _SLOTS],
         'custom': [entry[0] for entry in _CUSTOM],
         'pandas_options': pandas_options,
         'excluded': dict(_EXCLUDED),

@@ -14,6 +14,7 @@ _CONTAINERS = []        # [(label, container, (items, fingerprint))] in sweep or
 _CLASSES = []           # [(label, class, ({name: value}, fingerprint))]
 _NAMESPACES = []        # [(module name, module dict, (items, fingerprint))]
 _CUSTOM = []            # [[label, same, restore, saved]]
+_SLOTS = []             # [(label, object, ((member descriptor, value), ...))]: pyward's own
 _EXCLUDED = {}          # label -> reason, for what the sweep met and left out
 _EXCLUDED_IDS = {}      # id of what was left out -> its label (for the coverage test)
 _ALL_CLASSES = []       # every class the sweep reached (mutable or not)
@@ -159,6 +160,7 @@ def _sweep(allowed, skip):
     found = {}
     classes = {}
     excluded = {}
+    slotted = {}
 
     def add(label, obj):
         """Guards container `obj` (once); True when it was new."""
@@ -191,8 +193,12 @@ def _sweep(allowed, skip):
         elif isinstance(obj, list):
             values = list(enumerate(obj))
         for key, value in values:
-            if not add(f'{label}[{key!r:.40}]', value) and _plain_instance(value):
+            if add(f'{label}[{key!r:.40}]', value):
+                continue
+            if _plain_instance(value):
                 instance(f'{label}[{key!r:.40}]', value)
+            elif own_slots(value):
+                slotted.setdefault(id(value), (f'{label}[{key!r:.40}]', value))
 
     def function(label, fn):
         """Mutable defaults (`def f(x, cache={})`): state every call shares."""
@@ -213,6 +219,8 @@ def _sweep(allowed, skip):
             function(label, value)
         elif _plain_instance(value):
             instance(label, value)
+        elif own_slots(value):
+            slotted.setdefault(id(value), (label, value))
 
     modules = reached_modules(allowed)
     module_names = set(modules)
@@ -263,7 +271,29 @@ def _sweep(allowed, skip):
     for key, (label, reason) in excluded.items():
         _EXCLUDED[label] = reason
         _EXCLUDED_IDS[key] = label
+    _SLOTS[:] = [(label, obj, tuple((d, slot_value(d, obj)) for d in own_slots(obj)))
+                 for label, obj in slotted.values()]
     return list(found.values()), sorted(classes.values(), key=lambda c: c[0]), namespaces
+
+
+def own_slots(obj):
+    """The slots (member descriptors) of an object of a class of pyward's own (a
+    module's view holds its module in one), or () for any other object. A job writes
+    a slot with `object.__setattr__`, which no audit event reports."""
+    cls = type(obj)
+    if isinstance(obj, type) or _TYPE_MODULE(cls) not in OWN_MODULES:
+        return ()
+    return tuple(d for c in cls.__mro__ for d in vars(c).values()
+                 if type(d) is types.MemberDescriptorType)
+
+
+def slot_value(descriptor, obj):
+    """A slot's value read through the descriptor itself (no method of the object's
+    runs); `_MISSING` when it is empty."""
+    try:
+        return descriptor.__get__(obj, type(obj))
+    except AttributeError:
+        return _MISSING
 
 
 def snapshot(allowed, skip=()):

@@ -516,8 +516,16 @@ fn every_registry_the_allowlist_and_pyward_s_own_modules_reach_is_guarded() {
 /// Job A, gate off, reaches pyward's own modules in the worker (a function the job is
 /// given carries the prelude's globals; the prelude's real `sys` lists every module) and
 /// changes what decides later jobs: the rules, a view's stand-in, a name every job is
-/// given, the views warm-up made. It also looks for the state guard's template.
+/// given, the views warm-up made, the module inside a view (a slot, written by
+/// `object.__setattr__`, which no audit event reports). It also looks for the state
+/// guard's template.
 const OWN_STATE_A: &str = r#"
+class Spy:
+    def __getattr__(self, name):
+        return lambda *a, **k: 'PYWARD-A-SPY'
+import seaborn
+for view in (np, pd, seaborn):
+    object.__setattr__(view, '_pyward_module', Spy())
 g = display.__globals__
 rules = g['_RULES']
 rules['allowed_modules'] = rules['allowed_modules'] | {'subprocess'}
@@ -539,7 +547,9 @@ try:
 except ImportError:
     pass
 from IPython.display import Markdown
+import seaborn
 print('markdown', Markdown('**b**'), display is len, np is np, type(np).__name__)
+print('views', np.zeros(2), pd.DataFrame({'a': [1]}).shape, seaborn.color_palette('deep')[0][:1])
 plt.plot([1, 2])
 "#;
 
@@ -551,8 +561,11 @@ fn pyward_s_own_state_a_job_reaches_with_the_gate_off_is_back_for_the_next_job()
     assert_eq!(a.stdout, "REACHED False False False\n");
     let b = run(&exec, OWN_STATE_B, "tenant-b");
     assert_eq!(pid(&a), pid(&b), "B ran on A's worker");
-    assert_eq!(b.stdout, "markdown **b** False True _ModuleProxy\n");
-    assert!(!b.stdout.contains("PYWARD-A-LEAK"), "{}", b.stdout);
+    assert_eq!(
+        b.stdout,
+        "markdown **b** False True _ModuleProxy\nviews [0. 0.] (1, 1) (0.2980392156862745,)\n"
+    );
+    assert!(!b.stdout.contains("PYWARD-A"), "{}", b.stdout);
 }
 
 /// Job A writes a large file in tmp/ and keeps it, and a pile of other descriptors,
