@@ -204,8 +204,9 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     _WARM_CONTEXT = contextvars.copy_context()
     if 'decimal' in sys.modules:
         _WARM_DECIMAL = sys.modules['decimal'].getcontext().copy()
-    # Each job starts from the views warm-up made (run_job): those it makes die with it.
-    _WARM_PROXIES = dict(_PROXIES)
+    # Each job starts from a copy of the views warm-up made (run_job), and the name is
+    # bound back to these when it ends: the views a job makes die with it.
+    _WARM_PROXIES = _PROXIES
     if state_guard is not None:
         # Last: the prelude's own state is guarded too (state_guard/tables.py,
         # OWN_MODULES). The guard itself is kept by the worker, never here: a job

@@ -209,6 +209,7 @@ def _sweep(allowed, skip):
         and no audit event reports the write)."""
         for i, cell in enumerate(getattr(fn, '__closure__', None) or ()):
             cells.setdefault(id(cell), (f'{label}.__closure__[{i}]', cell))
+            add(f'{label}.__closure__[{i}]', cell_value(cell))
         for i, value in enumerate(getattr(fn, '__defaults__', None) or ()):
             add(f'{label}.__defaults__[{i}]', value)
         kwdefaults = getattr(fn, '__kwdefaults__', None)

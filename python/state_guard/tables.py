@@ -21,7 +21,8 @@ jobs, or a silently wrong figure. This module closes that by mechanism, not per 
   - the slots of pyward's own objects found there (a module's view holds its module in
     one: `object.__setattr__` writes it, and no audit event reports that), and what the
     closure cells of the functions found there hold (a decorator's wrapped function:
-    `cell_contents` is as writable, as unreported);
+    `cell_contents` is as writable, as unreported), and the containers they hold (a
+    function's cache: scipy's LAPACK functions by dtype);
   - every module namespace (a rebound library global: `nanops._USE_BOTTLENECK`,
     `warnings.showwarning`);
   - every class namespace (a patched method, a replaced class-level table);
