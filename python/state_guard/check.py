@@ -388,8 +388,8 @@ def last_check():
 
 def registries():
     """The guarded state, for tests: labels of containers, classes, module namespaces
-    (pyward's own named apart too) and C registries, the modules swept, the pandas options checked, and what was left
-    out with its reason."""
+    (pyward's own named apart too), slots, closure cells and C registries, the modules
+    swept, the pandas options checked, and what was left out with its reason."""
     pandas_options = []
     for label, _, _, saved in _CUSTOM:
         if label == 'pandas options':
