@@ -235,6 +235,24 @@ def _check():
                 problems.append(f'{label}.{descriptor.__name__} changed and could not be '
                                 f'restored ({type(exc).__name__})')
             undone(f'{label}.{descriptor.__name__}', (value,))
+    for label, p, state in _PARTIALS:
+        if partial_same(p, state):
+            continue
+        restored.append(label)
+        graveyard.append(partial_state(p))
+        try:
+            p.__setstate__(state)
+        except BaseException as exc:
+            problems.append(f'{label} changed and could not be restored ({type(exc).__name__})')
+        undone(label, state)
+    for label, d, state in _changed_descriptors():
+        restored.append(label)
+        graveyard.append(reinit_state(d))
+        try:
+            type(d).__init__(d, *state)
+        except BaseException as exc:
+            problems.append(f'{label} changed and could not be restored ({type(exc).__name__})')
+        undone(label, state)
     for label, cell, value in _changed_cells():
         restored.append(label)
         graveyard.append((cell_value(cell),))
@@ -308,6 +326,16 @@ def _changed_cells():
             if cell_value(cell) is not value]
 
 
+def _changed_descriptors():
+    """(label, descriptor, its template state) of each property, classmethod or
+    staticmethod whose `__init__` was called again: one native fingerprint first."""
+    labels, objs, states, fingerprint = _REINIT
+    if fingerprint is not None and reinit_fingerprint(objs) == fingerprint:
+        return []
+    return [(label, d, state) for label, d, state in zip(labels, objs, states)
+            if not _same_tuple(reinit_state(d), state)]
+
+
 def _verify():
     """Compares everything again without restoring: what differs now changed during
     the restore itself."""
@@ -322,6 +350,9 @@ def _verify():
     again += [f'{label}.{d.__name__} changed during the reset' for label, obj, saved in _SLOTS
               for d, value in saved if slot_value(d, obj) is not value]
     again += [f'{label} changed during the reset' for label, _, _ in _changed_cells()]
+    again += [f'{label} changed during the reset' for label, _, _ in _changed_descriptors()]
+    again += [f'{label} changed during the reset' for label, p, state in _PARTIALS
+              if not partial_same(p, state)]
     return again
 
 
@@ -401,6 +432,8 @@ def registries():
         'own_namespaces': [name for name, _, _ in _NAMESPACES if name in OWN_MODULES],
         'own_slots': [label for label, _, _ in _SLOTS],
         'closure_cells': list(_CELLS[0]),
+        'partials': [label for label, _, _ in _PARTIALS],
+        'reinitialisable_descriptors': list(_REINIT[0]),
         'custom': [entry[0] for entry in _CUSTOM],
         'pandas_options': pandas_options,
         'excluded': dict(_EXCLUDED),

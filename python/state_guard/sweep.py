@@ -6,6 +6,7 @@ One namespace with the other files of the state guard, which the worker runs in 
 order of src/worker/modules.rs.
 """
 
+import functools
 import sys
 import types
 
@@ -15,6 +16,9 @@ _CLASSES = []           # [(label, class, ({name: value}, fingerprint))]
 _NAMESPACES = []        # [(module name, module dict, (items, fingerprint))]
 _CUSTOM = []            # [[label, same, restore, saved]]
 _SLOTS = []             # [(label, object, ((member descriptor, value), ...))]: pyward's own
+_PARTIALS = []          # [(label, partial, (func, args, keywords, __dict__))]
+_REINIT = ([], [], [], None)  # a class's properties, classmethods and staticmethods:
+                              # labels, objects, what `__init__` would replace, fingerprint
 _CELLS = ([], [], [], b'')  # closure cells of the functions swept: labels, cells, contents,
                             # and the contents' fingerprint (see cell_fingerprint)
 _EXCLUDED = {}          # label -> reason, for what the sweep met and left out
@@ -164,6 +168,8 @@ def _sweep(allowed, skip):
     excluded = {}
     slotted = {}
     cells = {}
+    partials = {}
+    reinit = {}
 
     def add(label, obj):
         """Guards container `obj` (once); True when it was new."""
@@ -200,6 +206,8 @@ def _sweep(allowed, skip):
                 continue
             if _plain_instance(value):
                 instance(f'{label}[{key!r:.40}]', value)
+            elif type(value) is functools.partial:
+                partial(f'{label}[{key!r:.40}]', value)
             elif own_slots(value):
                 slotted.setdefault(id(value), (f'{label}[{key!r:.40}]', value))
 
@@ -218,6 +226,14 @@ def _sweep(allowed, skip):
             for k, value in list(kwdefaults.items()):
                 add(f'{label}.__kwdefaults__[{k!r}]', value)
 
+    def partial(label, p):
+        """A `functools.partial` a library keeps (numpy's array repr is one): what it
+        calls, with what, and its keywords dict (`__setstate__` replaces them in place,
+        and no audit event reports it)."""
+        if id(p) not in partials:
+            partials[id(p)] = (label, p)
+            add(f'{label}.keywords', p.keywords)
+
     def attribute(label, value):
         if add(label, value):
             nested(label, value)
@@ -227,6 +243,8 @@ def _sweep(allowed, skip):
             function(label, value)
         elif _plain_instance(value):
             instance(label, value)
+        elif type(value) is functools.partial:
+            partial(label, value)
         elif own_slots(value):
             slotted.setdefault(id(value), (label, value))
 
@@ -259,6 +277,8 @@ def _sweep(allowed, skip):
                     classes[id(value)] = (f'{label}.{attr}', value)
                     todo.append(classes[id(value)])
                 continue
+            if type(value) in _REINITIALISED:
+                reinit.setdefault(id(value), (f'{label}.{attr}', value))
             if isinstance(value, (classmethod, staticmethod)):
                 value = value.__func__
             attribute(f'{label}.{attr}', value)
@@ -281,6 +301,8 @@ def _sweep(allowed, skip):
         _EXCLUDED_IDS[key] = label
     _SLOTS[:] = [(label, obj, tuple((d, slot_value(d, obj)) for d in own_slots(obj)))
                  for label, obj in slotted.values()]
+    _PARTIALS[:] = [(label, p, partial_state(p)) for label, p in partials.values()]
+    _take_reinit([label for label, _ in reinit.values()], [d for _, d in reinit.values()])
     # In the order of their addresses: cells made together lie together, and the check
     # reads them in one sweep through memory (src/worker/cpython.rs, cell_contents).
     in_memory_order = sorted(cells.values(), key=lambda entry: id(entry[1]))
@@ -306,6 +328,45 @@ def slot_value(descriptor, obj):
         return descriptor.__get__(obj, type(obj))
     except AttributeError:
         return _MISSING
+
+
+# Descriptors whose `__init__` a job can call again on the library's own object
+# (`vars(Figure)['dpi'].__init__(f)` rewires every later `fig.dpi`), which no audit
+# event reports.
+_REINITIALISED = (property, classmethod, staticmethod)
+
+
+def reinit_state(d):
+    """What `d.__init__` would replace, as its `__init__` takes it back."""
+    if type(d) is property:
+        return (d.fget, d.fset, d.fdel, d.__doc__)
+    return (d.__func__,)
+
+
+def reinit_fingerprint(objs):
+    """The identities of those fields, read in place by the worker's native
+    `descriptor_fields` (src/worker/cpython.rs); None without it."""
+    native = globals().get('descriptor_fields')
+    return native(objs) if native is not None else None
+
+
+def _take_reinit(labels, objs):
+    global _REINIT
+    _REINIT = (labels, objs, [reinit_state(d) for d in objs], reinit_fingerprint(objs))
+
+
+def partial_state(p):
+    """A partial's state as `__setstate__` takes it back, read through its C members."""
+    return (p.func, p.args, p.keywords, vars(p))
+
+
+def _same_tuple(a, b):
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def partial_same(p, state):
+    return p.func is state[0] and p.args is state[1] and p.keywords is state[2] \
+        and vars(p) is state[3]
 
 
 def cell_value(cell):
@@ -388,6 +449,10 @@ def rebase():
     labels, cells, contents, _ = _CELLS
     if any(cell_value(c) is not v for c, v in zip(cells, contents)):
         _take_cells(labels, cells)
+        taken += 1
+    labels, objs, states, _ = _REINIT
+    if any(not _same_tuple(reinit_state(d), s) for d, s in zip(objs, states)):
+        _take_reinit(labels, objs)
         taken += 1
     for entry in _CUSTOM:
         if not entry[1](entry[3]):

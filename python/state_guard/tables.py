@@ -22,7 +22,10 @@ jobs, or a silently wrong figure. This module closes that by mechanism, not per 
     one: `object.__setattr__` writes it, and no audit event reports that), and what the
     closure cells of the functions found there hold (a decorator's wrapped function:
     `cell_contents` is as writable, as unreported), and the containers they hold (a
-    function's cache: scipy's LAPACK functions by dtype);
+    function's cache: scipy's LAPACK functions by dtype); what a `functools.partial`
+    found there calls (`__setstate__` replaces it in place); what the properties,
+    classmethods and staticmethods of the swept classes wrap (their `__init__` can be
+    called again on the library's own object);
   - every module namespace (a rebound library global: `nanops._USE_BOTTLENECK`,
     `warnings.showwarning`);
   - every class namespace (a patched method, a replaced class-level table);

@@ -518,13 +518,19 @@ fn every_registry_the_allowlist_and_pyward_s_own_modules_reach_is_guarded() {
 /// changes what decides later jobs: the rules, a view's stand-in, a name every job is
 /// given, the views warm-up made, the module inside a view (a slot, written by
 /// `object.__setattr__`, which no audit event reports), what a library function's
-/// closure holds (`cell_contents`, as unreported). It also looks for the state guard's
-/// template.
+/// closure holds (`cell_contents`, as unreported), what a library's `partial` calls
+/// (numpy's array repr: `__setstate__`, as unreported), a library class's property
+/// and classmethod (their `__init__` called again, as unreported). It also looks for
+/// the state guard's template.
 const OWN_STATE_A: &str = r#"
 class Spy:
     def __getattr__(self, name):
         return lambda *a, **k: 'PYWARD-A-SPY'
 import seaborn
+array_repr = object.__getattribute__(np, '_pyward_module')._core.arrayprint._default_array_repr
+array_repr.__setstate__((lambda *a, **k: 'PYWARD-A-SPY', (), {}, None))
+pd.DataFrame.__dict__['shape'].__init__(lambda self: 'PYWARD-A-SPY')
+pd.DataFrame.__dict__['from_dict'].__init__(lambda cls, *a, **k: 'PYWARD-A-SPY')
 for view in (np, pd, seaborn):
     object.__setattr__(view, '_pyward_module', Spy())
 for cell in plt.scatter.__closure__:
@@ -552,7 +558,7 @@ except ImportError:
 from IPython.display import Markdown
 import seaborn
 print('markdown', Markdown('**b**'), display is len, np is np, type(np).__name__)
-print('views', np.zeros(2), pd.DataFrame({'a': [1]}).shape, seaborn.color_palette('deep')[0][:1])
+print('views', repr(np.zeros(2)), pd.DataFrame.from_dict({'a': [1]}).shape, seaborn.color_palette('deep')[0][:1])
 plt.scatter([1, 2], [3, 4])
 "#;
 
@@ -566,7 +572,7 @@ fn pyward_s_own_state_a_job_reaches_with_the_gate_off_is_back_for_the_next_job()
     assert_eq!(pid(&a), pid(&b), "B ran on A's worker");
     assert_eq!(
         b.stdout,
-        "markdown **b** False True _ModuleProxy\nviews [0. 0.] (1, 1) (0.2980392156862745,)\n"
+        "markdown **b** False True _ModuleProxy\nviews array([0., 0.]) (1, 1) (0.2980392156862745,)\n"
     );
     assert!(!b.stdout.contains("PYWARD-A"), "{}", b.stdout);
 }
