@@ -10,14 +10,17 @@ use common::{builder, expect_ok, process_alive};
 use pyward::gate::Policy;
 use pyward::{Isolation, Job, Outcome, WorkerInfo};
 
-/// With the gate off, leaves a mark in the process: a global of the prelude module
-/// (module attributes are read-only to jobs, which is how `Reuse` stops this with the
-/// gate on; here the job reaches past that).
-const LEAVE_MARKS: &str = "srcpath.__globals__['carry_marker'] = 'leaked'\n\
+/// With the gate off, leaves a mark in the process: a global of a module the state
+/// guard does not sweep, `encodings`, outside the allowed packages (module attributes
+/// are read-only to jobs, which is how `Reuse` stops this with the gate on; here the
+/// job reaches past that through the prelude's real `sys`).
+const LEAVE_MARKS: &str =
+    "srcpath.__globals__['sys'].modules['encodings'].carry_marker = 'leaked'\n\
                            plt.plot([1, 2]); plt.savefig(OUT)\n";
 
-const READ_MARKS: &str = "print(srcpath.__globals__.get('carry_marker'))\n\
-                          plt.plot([2, 1]); plt.savefig(OUT)\n";
+const READ_MARKS: &str =
+    "print(getattr(srcpath.__globals__['sys'].modules['encodings'], 'carry_marker', None))\n\
+     plt.plot([2, 1]); plt.savefig(OUT)\n";
 
 fn run_ok(exec: &pyward::Executor, code: &str) -> (Outcome, WorkerInfo) {
     let o = exec.run(Job::new(code)).unwrap();
