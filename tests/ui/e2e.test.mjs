@@ -272,6 +272,11 @@ test("a recorded figure replays identical on the server's pool", async () => {
 test("the pool shows workers, latency and the worker the timeout replaced", async () => {
   await page.goto(`${base}/#/pool`);
   await page.locator("#latency [data-step=total]").waitFor();
+  // The worker the timeout killed may still be starting on a busy machine: the view
+  // refreshes every two seconds until both are back.
+  const bothBack = () =>
+    ["#card-busy", "#card-idle"].reduce((n, id) => n + Number(document.querySelector(`${id} .value`)?.textContent), 0) === 2;
+  await page.waitForFunction(bothBack, null, { timeout: 30_000 }).catch(() => {});
   const busy = Number(await page.textContent("#card-busy .value"));
   const idle = Number(await page.textContent("#card-idle .value"));
   assert.equal(busy + idle, 2, "two workers");
