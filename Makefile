@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 export PYO3_PYTHON := $(abspath $(PY))
 
 .PHONY: venv build demo test test-long test-ui web web-check lint arch bench profile soak fuzz-api \
-	redis-server chromium mcp-client clean
+	redis-server chromium mcp-client fonts clean
 
 $(VENV)/.installed: python/requirements.txt
 	@$(PYTHON) -c 'import sysconfig, sys; sys.exit(0 if sysconfig.get_config_var("Py_ENABLE_SHARED") else "pyward needs a Python built with --enable-shared (libpython)")'
@@ -16,7 +16,18 @@ $(VENV)/.installed: python/requirements.txt
 	$(PY) -m pip install --disable-pip-version-check --no-input -q -r python/requirements.txt
 	touch $@
 
-venv: $(VENV)/.installed
+venv: $(VENV)/.installed fonts
+
+# A font with Chinese, Japanese and Korean glyphs (Debian's fonts-wqy-microhei): without
+# one, such text in a figure is drawn as boxes (python/prelude/fonts.py). Installed when
+# the machine has none; a machine where it cannot be installed still builds and runs.
+CJK_FONT := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
+fonts:
+	@[ -f $(CJK_FONT) ] || { \
+		echo "installing fonts-wqy-microhei (Debian package)"; \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq fonts-wqy-microhei >/dev/null \
+		|| echo "warning: no CJK font installed: Chinese, Japanese and Korean text in figures will be boxes"; }
 
 build: venv
 	cargo build --release --workspace --bins

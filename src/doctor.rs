@@ -31,6 +31,11 @@ pub struct PoolCheck {
     pub imports: Vec<(String, Result<(), String>)>,
     /// A test figure: its PNG size and the confinement the worker had, or the failure.
     pub test_figure: Result<(usize, Enforcement), String>,
+    /// A figure with Chinese, Japanese and Korean text: `Ok` when every glyph was drawn
+    /// (a CJK font is installed: python/prelude/fonts.py), else what is missing. Not part
+    /// of [`Diagnosis::healthy`]: without the font such text is drawn as boxes, and
+    /// everything else works.
+    pub cjk_text: Result<(), String>,
     /// The pool after those jobs.
     pub stats: PoolStats,
 }
@@ -102,10 +107,21 @@ fn check_pool(env: PythonEnv) -> Result<PoolCheck, String> {
         Ok(o) => Err(o.failure().map(|f| f.to_string()).unwrap_or_default()),
         Err(e) => Err(e.to_string()),
     };
+    let cjk = Job::new("plt.title('销售额 매출 売上'); plt.savefig(OUT)").tenant(DOCTOR);
+    let cjk_text = match executor.run(cjk) {
+        Ok(o) if o.is_success() && !o.stderr.contains("missing from font") => Ok(()),
+        Ok(o) if o.is_success() => Err(
+            "drawn as boxes: no CJK font is installed (Debian: fonts-wqy-microhei, `make fonts`)"
+                .into(),
+        ),
+        Ok(o) => Err(o.failure().map(|f| f.to_string()).unwrap_or_default()),
+        Err(e) => Err(e.to_string()),
+    };
     Ok(PoolCheck {
         warmup: executor.warmup().clone(),
         imports,
         test_figure,
+        cjk_text,
         stats: executor.stats(),
     })
 }

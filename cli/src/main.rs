@@ -268,6 +268,10 @@ fn doctor() -> u8 {
         }
         Err(why) => say!("test savefig: {why}"),
     }
+    match &pool.cjk_text {
+        Ok(()) => say!("chinese, japanese and korean text: drawn"),
+        Err(why) => say!("chinese, japanese and korean text: {why}"),
+    }
     print_pool(&pool.stats);
     if found.healthy() {
         0

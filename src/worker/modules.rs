@@ -75,6 +75,7 @@ pub(super) const MODULES: &[Embedded] = &[
             "prelude/writes.py",
             "prelude/spreadsheets.py",
             "prelude/figure_capture.py",
+            "prelude/fonts.py",
             "prelude/warm_up.py",
             "prelude/one_job.py",
             "prelude/between_jobs.py",

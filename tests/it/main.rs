@@ -12,6 +12,7 @@ mod arrays;
 mod async_api;
 mod axum_example;
 mod cancel_storm;
+mod cjk_text;
 mod containment;
 mod corpus;
 mod cross_job_state;

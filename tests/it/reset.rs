@@ -13,7 +13,8 @@ const ORDINARY: &str = r#"
 import warnings
 assert plt.rcParams['lines.linewidth'] == 1.5, plt.rcParams['lines.linewidth']
 assert len(plt.rcParams['axes.prop_cycle']) == 10
-assert plt.rcParams['font.family'] == ['sans-serif'], plt.rcParams['font.family']
+# The default family, then the CJK font `make` installs (python/prelude/fonts.py).
+assert plt.rcParams['font.family'] == ['sans-serif', 'WenQuanYi Micro Hei'], plt.rcParams['font.family']
 assert plt.get_fignums() == [], plt.get_fignums()
 assert not plt.isinteractive()
 warnings.warn('ordinary jobs may warn')

@@ -173,13 +173,13 @@ fn logging_and_tracebacks_run_as_in_a_script_and_show_the_job_s_frames_only() {
 fn warnings_are_said_at_the_job_s_line_as_in_a_script() {
     let src = inputs();
     let exec = shared_pool(true, Gate::Figures);
-    let code = "import warnings\nplt.plot([1, 2]); plt.title('\u{7f8e}')\n\
+    let code = "import warnings\nplt.plot([1, 2]); plt.title('\u{1000}')\n\
                 plt.savefig('a.png')\nwarnings.warn('check the units')\n";
     let o = run(&exec, code, src.path());
     expect_ok(&o);
     let said = &o.stderr;
     assert!(
-        said.contains("/mnt/data/job.py:3: UserWarning: Glyph 32654")
+        said.contains("/mnt/data/job.py:3: UserWarning: Glyph 4096")
             && said.contains("\n  plt.savefig('a.png')\n"),
         "{said}"
     );
@@ -193,10 +193,10 @@ fn warnings_are_said_at_the_job_s_line_as_in_a_script() {
     );
 
     // A figure left open is drawn after the job's end: no line of the job was running.
-    let o = run(&exec, "plt.plot([1]); plt.xlabel('\u{5143}')\n", src.path());
+    let o = run(&exec, "plt.plot([1]); plt.xlabel('\u{1001}')\n", src.path());
     expect_ok(&o);
     assert!(
-        o.stderr.starts_with("UserWarning: Glyph 20803"),
+        o.stderr.starts_with("UserWarning: Glyph 4097"),
         "{}",
         o.stderr
     );
