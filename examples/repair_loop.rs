@@ -11,7 +11,7 @@ use pyward::{Executor, Job};
 const MODEL_ANSWERS: [&str; 3] = [
     "df = pd.read_csv(srcpath('sales.csv'))\n\
      df.groupby('regoin')['revenue'].sum().plot.bar()\nplt.savefig(OUT)\n",
-    "import shutil\ndf = pd.read_csv(shutil.copy(srcpath('sales.csv'), 'copy.csv'))\n\
+    "import tempfile\ndf = pd.read_csv(tempfile.gettempdir() + '/sales.csv')\n\
      df.groupby('region')['revenue'].sum().plot.bar()\nplt.savefig(OUT)\n",
     "df = pd.read_csv(srcpath('sales.csv'))\n\
      df.groupby('region')['revenue'].sum().plot.bar()\nplt.savefig(OUT)\n",

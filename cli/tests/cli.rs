@@ -77,7 +77,7 @@ fn check_json_reports_violations_and_exit_codes() {
     let bad = write(
         dir.path(),
         "bad.py",
-        "import shutil\nshutil.copy('a.csv', 'b.csv')\n",
+        "import tempfile\ntempfile.mkstemp()\n",
     );
     let out = pyward()
         .args(["check", "--json"])

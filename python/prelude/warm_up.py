@@ -114,6 +114,7 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
 
     _install_memory_savefig()
     _install_open()
+    _install_shutil()
     if 'ace_tools' in _RULES['allowed_modules']:
         _install_ace_tools()
     if 'IPython' in _RULES['allowed_modules']:

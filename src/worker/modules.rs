@@ -73,6 +73,7 @@ pub(super) const MODULES: &[Embedded] = &[
             "prelude/job_logging.py",
             "prelude/job_arguments.py",
             "prelude/writes.py",
+            "prelude/file_copies.py",
             "prelude/spreadsheets.py",
             "prelude/figure_capture.py",
             "prelude/fonts.py",

@@ -1030,7 +1030,7 @@ fn syntax_errors_are_violations() {
 #[test]
 fn teaching_text_explains() {
     let p = Policy::figures();
-    let v = verdict("import shutil\neval('x')\n");
+    let v = verdict("import tempfile\neval('x')\n");
     let t = v.teaching_text(&p);
     for needle in [
         "srcpath('",

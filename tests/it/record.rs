@@ -9,7 +9,7 @@ use pyward::Job;
 /// The scripted "model" of the repair example: a wrong column, a banned import, a fix.
 const ATTEMPTS: [&str; 3] = [
     "df = pd.read_csv(srcpath('sales.csv'))\ndf.groupby('regoin')['revenue'].sum().plot.bar()\nplt.savefig(OUT)\n",
-    "import shutil\ndf = pd.read_csv(shutil.copy(srcpath('sales.csv'), 'copy.csv'))\ndf.groupby('region')['revenue'].sum().plot.bar()\nplt.savefig(OUT)\n",
+    "import tempfile\ndf = pd.read_csv(tempfile.gettempdir() + '/sales.csv')\ndf.groupby('region')['revenue'].sum().plot.bar()\nplt.savefig(OUT)\n",
     "df = pd.read_csv(srcpath('sales.csv'))\ndf.groupby('region')['revenue'].sum().plot.bar()\nplt.savefig(OUT)\n",
 ];
 
@@ -42,7 +42,7 @@ fn repair_loop_reruns_every_attempt_through_the_gate_and_records_all_of_them() {
         seen[0].2
     );
     assert!(
-        seen[1].2.contains("shutil") && seen[1].2.contains("listdir"),
+        seen[1].2.contains("tempfile") && seen[1].2.contains("srcpath"),
         "{}",
         seen[1].2
     );

@@ -1172,3 +1172,124 @@ fn a_large_csv_and_a_mapped_array_are_read_as_plain_python_reads_them() {
         )
     );
 }
+
+/// Every file under `dir` with its bytes, to compare a folder before and after a job.
+fn tree(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = walk(dir)
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// `shutil` as scripts use it: the clean-up of an output folder at the start (`if
+/// os.path.exists(d): shutil.rmtree(d)`, `ignore_errors=True`), a copy of an input into
+/// a folder the job made, `copyfile`, `copyfileobj` between two files the job opened.
+/// Hostile twins: a host file copied in, a copy onto a host path, `rmtree` of the
+/// inputs, of the job's folder, of a host folder and of a folder holding a file the job
+/// wrote: each refused (or, for the copy out, an artifact), and nothing on disk changes.
+#[test]
+fn shutil_copies_through_the_job_s_open_and_deletes_nothing() {
+    let src = inputs();
+    let host = tempfile::tempdir().unwrap();
+    std::fs::write(host.path().join("kept.txt"), "canary-7f3e").unwrap();
+    let (src_before, host_before) = (tree(src.path()), tree(host.path()));
+    let exec = shared_pool(true, Gate::Figures);
+    let code = r#"
+import os, shutil
+if os.path.exists('output'):
+    shutil.rmtree('output')
+os.makedirs('output')
+shutil.rmtree('never_made', ignore_errors=True)
+os.makedirs('scratch/deep')
+shutil.rmtree('scratch/deep')
+print(os.path.isdir('scratch'), os.path.isdir('scratch/deep'))
+shutil.rmtree('scratch')
+print(os.path.exists('scratch'))
+print(shutil.copy('/mnt/data/sales.csv', 'output'))
+print(shutil.copyfile('sales.csv', 'copy.csv'))
+with open('copy.csv') as a, open('again.csv', 'w') as b:
+    shutil.copyfileobj(a, b)
+print(len(pd.read_csv('output/sales.csv')), os.listdir('output'))
+try:
+    shutil.rmtree('missing')
+except FileNotFoundError as e:
+    print('missing:', e.filename)
+HOST = %HOST%
+for name, attempt in [
+        ('host file in', lambda: shutil.copy('/etc/hostname', 'h.txt')),
+        # A file the kernel lets the worker read (a font): the job's open refuses it.
+        ('system file in', lambda: shutil.copyfile(%FONT%, 'font.ttc')),
+        ('climbing in', lambda: shutil.copyfile('../../../etc/passwd', 'p.txt')),
+        ('onto itself', lambda: shutil.copyfile('copy.csv', '/mnt/data/copy.csv')),
+        ('the inputs', lambda: shutil.rmtree('/mnt/data')),
+        ('the job folder', lambda: shutil.rmtree('.')),
+        ('a host folder', lambda: shutil.rmtree(HOST)),
+        ('a climb', lambda: shutil.rmtree('../..')),
+        ('holding a file', lambda: shutil.rmtree('output'))]:
+    try:
+        attempt()
+        print(name, 'ALLOWED')
+    except (PermissionError, OSError) as e:
+        print(name, type(e).__name__)
+print(shutil.copy('sales.csv', HOST + '/kept.txt'))
+"#
+    .replace(
+        "%HOST%",
+        &format!("{:?}", host.path().display().to_string()),
+    )
+    .replace("%FONT%", "'/usr/share/fonts/truetype/wqy/wqy-microhei.ttc'");
+    let o = run(&exec, &code, src.path());
+    expect_ok(&o);
+    let host_copy = format!("{}/kept.txt", host.path().display());
+    assert_eq!(
+        o.stdout,
+        format!(
+            "True False\nFalse\noutput/sales.csv\ncopy.csv\n2 ['sales.csv']\nmissing: missing\n\
+             host file in PermissionError\nsystem file in PermissionError\nclimbing in FileNotFoundError\nonto itself OSError\n\
+             the inputs PermissionError\nthe job folder PermissionError\n\
+             a host folder PermissionError\na climb PermissionError\n\
+             holding a file PermissionError\n{host_copy}\n"
+        )
+    );
+    let csv = "region,units\nnorth,3\nsouth,5\n";
+    for name in ["sales.csv", "copy.csv", "again.csv", "kept.txt"] {
+        assert_eq!(text(&o, name), csv, "{name}");
+    }
+    assert_eq!(tree(src.path()), src_before, "the inputs changed");
+    assert_eq!(tree(host.path()), host_before, "the host folder changed");
+
+    // What is no member of the view: refused by the gate, and at run time with it off.
+    refused_gate_on_and_off(
+        src.path(),
+        &[
+            (
+                "import shutil\nshutil.move('sales.csv', 'moved.csv')\n",
+                "move",
+            ),
+            (
+                "import shutil\nshutil.make_archive('all', 'zip', '.')\n",
+                "make_archive",
+            ),
+            ("import shutil\nprint(shutil.which('sh'))\n", "which"),
+            ("from shutil import disk_usage\n", "disk_usage"),
+        ],
+    );
+}

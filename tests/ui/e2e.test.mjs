@@ -245,8 +245,8 @@ test("the runs are listed newest first and filter by status; a repair loop shows
   await page.locator(".attempt[data-attempt='3']").waitFor();
   const attempt = (n) => page.locator(`.attempt[data-attempt='${n}']`);
   assert.match(await attempt(1).locator(".feedback").textContent(), /regoin/);
-  assert.match(await attempt(2).locator(".diff .added").allTextContents().then((t) => t.join("\n")), /import shutil/);
-  assert.match(await attempt(3).locator(".diff .removed").allTextContents().then((t) => t.join("\n")), /import shutil/);
+  assert.match(await attempt(2).locator(".diff .added").allTextContents().then((t) => t.join("\n")), /import tempfile/);
+  assert.match(await attempt(3).locator(".diff .removed").allTextContents().then((t) => t.join("\n")), /import tempfile/);
   assert.equal(await attempt(3).locator(".diff .added").count(), 1, "one line changed back");
   await attempt(3).locator("img").waitFor();
   await shot("run-repair");

@@ -180,6 +180,25 @@ pub(super) const MODULE_MEMBERS: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "shutil",
+        &[
+            (
+                "copy",
+                "a copy through the job's open: an input or the job's own file in, an artifact out (into a folder under the source's name)",
+            ),
+            ("copy2", "as copy"),
+            ("copyfile", "as copy, to a file name"),
+            (
+                "copyfileobj",
+                "copies between two file objects the job opened",
+            ),
+            (
+                "rmtree",
+                "forgets a folder the job made and wrote nothing into; deletes no file",
+            ),
+        ],
+    ),
+    (
         "pathlib",
         &[
             ("Path", PATH_CLASS),
