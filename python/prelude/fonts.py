@@ -14,6 +14,12 @@ installed (`make` installs Debian's fonts-wqy-microhei), that font
   `plt.rcParams['font.sans-serif'] = ['SimHei']` draws with it, without a warning.
 
 Without one, nothing changes (matplotlib's warnings tell the job what is missing).
+
+The Western fonts desktop code names (`plt.rcParams['font.family'] = 'Times New Roman'`,
+`fontname='Arial'`) are not installed either: matplotlib warns once per text (112 lines
+for one ordinary figure) and draws DejaVu Sans. Each answers here to matplotlib's own
+DejaVu family of its kind (sans, serif, mono), silently: Arial is drawn exactly as
+matplotlib's fallback draws it, Times New Roman as a serif.
 """
 
 import os
@@ -47,6 +53,35 @@ _CJK_FONT_NAMES = (
 )
 
 
+# Desktop families by the bundled family that stands in for them (each name costs every
+# uncached font lookup a comparison per face: the ones plotting code writes most).
+_DESKTOP_FONT_NAMES = {
+    'DejaVu Sans': ('Arial', 'Helvetica', 'Calibri', 'Verdana', 'Segoe UI'),
+    'DejaVu Serif': ('Times New Roman', 'Times', 'Georgia', 'Cambria', 'Garamond',
+                     'Palatino'),
+    'DejaVu Sans Mono': ('Courier New', 'Courier', 'Consolas'),
+}
+
+
+def _install_fonts():
+    """At warm-up, before anything measures or renders text: the desktop names above
+    and an installed CJK font (`_install_cjk_font`)."""
+    import dataclasses
+    import matplotlib
+    from matplotlib import font_manager
+    manager = font_manager.fontManager
+    bundled = matplotlib.get_data_path() + os.sep
+    taken = {e.name for e in manager.ttflist}
+    for family, names in _DESKTOP_FONT_NAMES.items():
+        faces = [e for e in manager.ttflist if e.name == family and e.fname.startswith(bundled)]
+        for name in names:
+            if name not in taken:
+                manager.ttflist.extend(dataclasses.replace(e, name=name) for e in faces)
+    _install_cjk_font()
+    # findfont's answers so far were given without these entries.
+    manager._findfont_cached.cache_clear()
+
+
 def _install_cjk_font():
     """Makes an installed CJK font the fallback of the default family and lists it
     under the names above; returns its family name, or None when none is installed."""
@@ -75,8 +110,6 @@ def _install_cjk_font():
     for weight in range(100, 1000, 100):
         if weight not in weights:
             manager.ttflist.append(dataclasses.replace(first, weight=weight))
-    # findfont's answers so far were given without these entries.
-    manager._findfont_cached.cache_clear()
     family = matplotlib.rcParams['font.family']
     if first.name not in family:
         matplotlib.rcParams['font.family'] = [*family, first.name]

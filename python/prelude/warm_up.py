@@ -54,9 +54,9 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    # Before anything measures or renders text: CJK glyphs come from an installed CJK
-    # font (python/prelude/fonts.py).
-    _install_cjk_font()
+    # Before anything measures or renders text: the font names desktop code asks for,
+    # and CJK glyphs from an installed CJK font (python/prelude/fonts.py).
+    _install_fonts()
     if preload_loadmat:
         import scipy.io  # noqa: F401  (injected as `loadmat`: see _injected_globals)
     if before_render_once:

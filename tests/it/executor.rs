@@ -783,7 +783,7 @@ fn the_doctor_finds_a_healthy_pool_on_this_machine() {
     assert!(pool.imports.iter().any(|(m, r)| m == "numpy" && r.is_ok()));
     let (bytes, _sandbox) = pool.test_figure.as_ref().unwrap();
     assert!(*bytes > 1000);
-    // `make` installs a CJK font (tests/it/cjk_text.rs checks the glyphs themselves).
+    // `make` installs a CJK font (tests/it/fonts.rs checks the glyphs themselves).
     assert_eq!(pool.cjk_text, Ok(()));
     assert_eq!(pool.stats.workers.len(), 1);
     assert!(found.healthy());

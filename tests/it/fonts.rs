@@ -1,11 +1,13 @@
-//! Chinese, Japanese and Korean text in figures (`python/prelude/fonts.py`): drawn with
-//! the installed CJK font (`make` installs Debian's fonts-wqy-microhei), with the default
-//! fonts and under the font names desktop code asks for, without a warning; Latin text
-//! is drawn as before, byte for byte.
+//! Fonts (`python/prelude/fonts.py`). Chinese, Japanese and Korean text in figures is
+//! drawn with the installed CJK font (`make` installs Debian's fonts-wqy-microhei), with
+//! the default fonts and under the font names desktop code asks for, without a warning;
+//! Latin text is drawn as before, byte for byte. The Western fonts desktop code names
+//! (Arial, Times New Roman, Courier New) draw with matplotlib's DejaVu family of their
+//! kind, without a warning.
 //!
 //! A character no font has is drawn as the same box whatever it is, so two figures whose
 //! only difference is their CJK text come out identical when the glyphs are missing:
-//! each test draws such a pair and asserts the two differ.
+//! each CJK test draws such a pair and asserts the two differ.
 
 use crate::common;
 
@@ -105,4 +107,37 @@ draw('stock.png')
 "#);
     no_font_warnings(&o);
     assert_eq!(bytes(&o, "with_fallback.png"), bytes(&o, "stock.png"));
+}
+
+#[test]
+fn desktop_font_names_draw_as_the_bundled_family_of_their_kind() {
+    // Each pair: a desktop family and the generic family whose font stands in for it.
+    let o = run(r#"
+import matplotlib.pyplot as plt
+def draw(name, family, **text):
+    plt.rcParams['font.family'] = family
+    fig, ax = plt.subplots(figsize=(3, 2), dpi=60)
+    ax.plot([1, 2, 3], [3, 1, 2], label='Revenue')
+    ax.set_title('Quarterly results', fontweight='bold')
+    ax.set_xlabel('quarter', **text); ax.legend()
+    fig.savefig(name)
+draw('arial.png', 'Arial')
+draw('sans.png', 'sans-serif')
+draw('times.png', 'Times New Roman', style='italic')
+draw('serif.png', 'serif', style='italic')
+draw('courier.png', ['Courier New'])
+draw('mono.png', ['monospace'])
+plt.rcParams['font.family'] = 'sans-serif'
+draw('fontname.png', 'sans-serif', fontname='Helvetica')
+"#);
+    no_font_warnings(&o);
+    assert_eq!(bytes(&o, "arial.png"), bytes(&o, "sans.png"));
+    assert_eq!(bytes(&o, "times.png"), bytes(&o, "serif.png"));
+    assert_eq!(bytes(&o, "courier.png"), bytes(&o, "mono.png"));
+    assert_eq!(bytes(&o, "fontname.png"), bytes(&o, "sans.png"));
+    assert_ne!(
+        bytes(&o, "times.png"),
+        bytes(&o, "sans.png"),
+        "a serif was drawn sans"
+    );
 }
