@@ -84,7 +84,7 @@ def _install_fonts():
 
 def _install_cjk_font():
     """Makes an installed CJK font the fallback of the default family and lists it
-    under the names above; returns its family name, or None when none is installed."""
+    under `_CJK_FONT_NAMES`; returns its family name, or None when none is installed."""
     import dataclasses
     import matplotlib
     from matplotlib import font_manager
