@@ -132,6 +132,10 @@ REGISTRARS = {
     'pandas.set_option': 'CUSTOM: pandas options (the whole option tree)',
     'posix.register_at_fork': "os: a job's os is a view holding path only (never reached)",
     'scipy.fft._backend.register_backend': 'CUSTOM: scipy.fft backends (uarray)',
+    'shutil.register_archive_format': "a job's shutil is a view of its copies and rmtree (never reached); the sweep guards shutil._ARCHIVE_FORMATS",
+    'shutil.register_unpack_format': "a job's shutil is a view of its copies and rmtree (never reached); the sweep guards shutil._UNPACK_FORMATS",
+    'shutil.unregister_archive_format': "a job's shutil is a view of its copies and rmtree (never reached); the sweep guards shutil._ARCHIVE_FORMATS",
+    'shutil.unregister_unpack_format': "a job's shutil is a view of its copies and rmtree (never reached); the sweep guards shutil._UNPACK_FORMATS",
     'pandas.reset_option': 'CUSTOM: pandas options (the whole option tree)',
 }
 
