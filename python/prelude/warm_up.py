@@ -55,8 +55,14 @@ def warm_up(rules, src, out, tmp, preload_pandas, render_once=None, before_rende
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     # Before anything measures or renders text: the font names desktop code asks for,
-    # and CJK glyphs from an installed CJK font (python/prelude/fonts.py).
-    _install_fonts()
+    # and CJK glyphs from an installed CJK font (python/prelude/fonts.py). On any doubt
+    # (matplotlib's font manager changed), stock fonts: a matplotlib upgrade must cost
+    # glyphs, never the pool.
+    try:
+        _install_fonts()
+    except Exception as exc:
+        print(f'pyward: desktop font names and the CJK fallback off: {type(exc).__name__}: '
+              f'{_truncate(str(exc), 300)}', file=sys.stderr)
     if preload_loadmat:
         import scipy.io  # noqa: F401  (injected as `loadmat`: see _injected_globals)
     if before_render_once:
