@@ -70,7 +70,7 @@ def _shutil_rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_f
         if ignore_errors:
             return
         raise FileNotFoundError(2, 'No such file or directory', text)
-    if kind == 'dir' and _made_folder(text) and place not in ('.', '..') \
+    if kind == 'dir' and place != '.' and _made_folder(text) \
             and not any(files for _, _, files in _os_walk(text)):
         for made in list(_MADE_DIRS):
             made_place = _place(made)

@@ -77,18 +77,17 @@ def _install_fonts():
         for name in names:
             if name not in taken:
                 manager.ttflist.extend(dataclasses.replace(e, name=name) for e in faces)
-    _install_cjk_font()
+    _install_cjk_font(manager)
     # findfont's answers so far were given without these entries.
     manager._findfont_cached.cache_clear()
 
 
-def _install_cjk_font():
-    """Makes an installed CJK font the fallback of the default family and lists it
-    under `_CJK_FONT_NAMES`; returns its family name, or None when none is installed."""
+def _install_cjk_font(manager):
+    """Makes an installed CJK font the fallback of the default family and lists it in
+    `manager` (matplotlib's font manager) under `_CJK_FONT_NAMES`; returns its family
+    name, or None when none is installed."""
     import dataclasses
     import matplotlib
-    from matplotlib import font_manager
-    manager = font_manager.fontManager
     path = next((p for p in _CJK_FONT_FILES if os.path.isfile(p)), None)
     if path is None:
         return None

@@ -226,3 +226,20 @@ pub async fn reaches(exec: &Executor, what: &str, cond: impl Fn(&pyward::PoolSta
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
+
+/// Every file (not directory) under `dir`, at any depth; none when `dir` cannot be read.
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

@@ -48,22 +48,13 @@ fn descendants(root: u32) -> HashSet<u32> {
 
 /// Files (not directories) under `dir`, except the shared matplotlib configuration.
 fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for e in entries.flatten() {
-        let path = e.path();
-        if path.file_name().is_some_and(|n| n == "mplconfig") {
-            continue;
-        }
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
+    common::files_under(dir)
+        .into_iter()
+        .filter(|p| {
+            !p.strip_prefix(dir)
+                .is_ok_and(|rel| rel.components().any(|c| c.as_os_str() == "mplconfig"))
+        })
+        .collect()
 }
 
 /// 1,000 futures, each dropped at a random point (before its first poll, while queued,

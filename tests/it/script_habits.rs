@@ -1175,7 +1175,7 @@ fn a_large_csv_and_a_mapped_array_are_read_as_plain_python_reads_them() {
 
 /// Every file under `dir` with its bytes, to compare a folder before and after a job.
 fn tree(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    let mut files: Vec<_> = walk(dir)
+    let mut files: Vec<_> = common::files_under(dir)
         .into_iter()
         .map(|p| {
             let bytes = std::fs::read(&p).unwrap();
@@ -1184,19 +1184,6 @@ fn tree(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
         .collect();
     files.sort();
     files
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(walk(&path));
-        } else {
-            found.push(path);
-        }
-    }
-    found
 }
 
 /// `shutil` as scripts use it: the clean-up of an output folder at the start (`if
