@@ -346,6 +346,38 @@ fn attacks() -> Vec<Attack> {
             ("np.savetxt('@OUTSIDE@/savetxt.txt', np.arange(3))", Runtime),
             ("np.savetxt('@OUTSIDE@/savetxt.txt', np.arange(3))", Runtime),
         )},
+        // `shutil` is a view of copies through the job's `open` and an `rmtree` that
+        // deletes nothing (python/prelude/file_copies.py); gate off, `import shutil`
+        // gives the same view.
+        a(
+            "read a host file with shutil.copy",
+            (
+                "import shutil\nshutil.copy('@SECRET@', 'secret.txt')\nprint(open('secret.txt').read())",
+                Runtime,
+            ),
+            (
+                "import shutil\nshutil.copy('@SECRET@', 'secret.txt')\nprint(open('secret.txt').read())",
+                Runtime,
+            ),
+        ),
+        Attack {
+            evidence: Some(written_as_artifact),
+            ..a(
+            "write a file outside out/ with shutil.copy",
+            (
+                "import shutil\nopen('x.txt', 'w').write('escaped')\nshutil.copy('x.txt', '@OUTSIDE@/copied.txt')",
+                Runtime,
+            ),
+            (
+                "import shutil\nopen('x.txt', 'w').write('escaped')\nshutil.copy('x.txt', '@OUTSIDE@/copied.txt')",
+                Runtime,
+            ),
+        )},
+        a(
+            "remove a host folder with shutil.rmtree",
+            ("import shutil\nshutil.rmtree('@OUTSIDE@')", Runtime),
+            ("import shutil\nshutil.rmtree('@OUTSIDE@')", Runtime),
+        ),
         Attack {
             evidence: Some(system_returned_minus_one),
             ..a(
@@ -666,6 +698,10 @@ fn classify_exception(e: &PythonError) -> Verdict {
             && e.message.contains("is not allowed; read inputs by name") =>
         {
             verdict(Layer::Runtime, "the job's open refused the path")
+        }
+        // The job's shutil: copies go through its `open`; rmtree deletes nothing.
+        None if t == "PermissionError" && e.message.starts_with("shutil.") => {
+            verdict(Layer::Runtime, "the job's shutil refused the path")
         }
         _ => verdict(
             Layer::Unexpected,

@@ -1230,11 +1230,13 @@ for name, attempt in [
         ('the job folder', lambda: shutil.rmtree('.')),
         ('a host folder', lambda: shutil.rmtree(HOST)),
         ('a climb', lambda: shutil.rmtree('../..')),
-        ('holding a file', lambda: shutil.rmtree('output'))]:
+        ('holding a file', lambda: shutil.rmtree('output')),
+        ('NUL in a name', lambda: shutil.copy('sales.csv', 'a\x00.csv')),
+        ('a control character', lambda: shutil.copy('sales.csv', 'a\x07.csv'))]:
     try:
         attempt()
         print(name, 'ALLOWED')
-    except (PermissionError, OSError) as e:
+    except (PermissionError, OSError, TypeError, ValueError) as e:
         print(name, type(e).__name__)
 print(shutil.copy('sales.csv', HOST + '/kept.txt'))
 "#
@@ -1253,15 +1255,43 @@ print(shutil.copy('sales.csv', HOST + '/kept.txt'))
              host file in PermissionError\nsystem file in PermissionError\nclimbing in FileNotFoundError\nonto itself OSError\n\
              the inputs PermissionError\nthe job folder PermissionError\n\
              a host folder PermissionError\na climb PermissionError\n\
-             holding a file PermissionError\n{host_copy}\n"
+             holding a file PermissionError\nNUL in a name TypeError\n\
+             a control character ValueError\n{host_copy}\n"
         )
     );
     let csv = "region,units\nnorth,3\nsouth,5\n";
     for name in ["sales.csv", "copy.csv", "again.csv", "kept.txt"] {
         assert_eq!(text(&o, name), csv, "{name}");
     }
+    assert!(!o.stdout.contains("canary-7f3e"));
     assert_eq!(tree(src.path()), src_before, "the inputs changed");
     assert_eq!(tree(host.path()), host_before, "the host folder changed");
+
+    // An input that is a symlink to the host's file: the job is refused before it runs.
+    let linked = inputs();
+    std::os::unix::fs::symlink(host.path().join("kept.txt"), linked.path().join("link.csv"))
+        .unwrap();
+    let refused = exec
+        .run(Job::new("import shutil\nshutil.copy('link.csv', 'l.csv')\n").src_dir(linked.path()));
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("symlink")),
+        "{refused:?}"
+    );
+    assert_eq!(tree(host.path()), host_before, "the host folder changed");
+
+    // Copies count against the job's bounds as every write does.
+    let o = run(
+        &exec,
+        "import shutil
+for i in range(40):
+    shutil.copy('sales.csv', f'copy_{i}.csv')
+",
+        src.path(),
+    );
+    let failure = o.failure().expect("40 copies pass the artifact bound");
+    assert!(failure.feedback().contains("16"), "{}", failure.feedback());
 
     // What is no member of the view: refused by the gate, and at run time with it off.
     refused_gate_on_and_off(
